@@ -1,0 +1,34 @@
+/*
+ * fence_impl.h -- what fence backends see of struct fence.  Only fence.c and
+ * fence_<backend>.c include this file.
+ */
+#ifndef FENCECERT_FENCE_IMPL_H
+#define FENCECERT_FENCE_IMPL_H
+
+#include "fence.h"
+
+struct fence_ops {
+	const char *scheme; /* URL prefix before ':' */
+	const char *name;
+	enum fence_capability capability;
+	int (*open)(fence *f, const char *url);
+	void (*close)(void *impl);
+	int (*prepare)(fence *f, const char *op, long long epoch);
+	int (*apply)(fence *f, long long epoch, const struct fence_batch *b,
+		     enum fence_outcome *outcome);
+	int (*probe)(fence *f, const char *op, struct fence_probe *out);
+};
+
+struct fence {
+	const struct fence_ops *ops;
+	void *impl;
+	char errmsg[512];
+};
+
+int fence__fail(fence *f, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+extern const struct fence_ops fence_sqlite_ops;
+extern const struct fence_ops fence_fs_ops;
+
+#endif

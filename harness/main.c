@@ -1,0 +1,54 @@
+/*
+ * main.c -- git-style subcommand dispatch for the fencecert binary.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "id", cmd_id, "derive operation_id and intent_digest from fields" },
+	{ "journal", cmd_journal, "create, read and move journal entries" },
+	{ "route", cmd_route, "run one attempt of a route (SPEC section 7)" },
+	{ "certify", cmd_certify, "run a certification suite and give verdicts" },
+	{ "gate", cmd_gate, "check a signed report against release requirements" },
+	{ "merge", cmd_merge, "combine shard reports into one" },
+	{ "recover", cmd_recover, "inspect and resolve stopped operations" },
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: fencecert [--version] [--help] COMMAND [ARGS]\n\n"
+		    "commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(to, "  %-9s %s\n", c->name, c->summary);
+	fprintf(to, "\nrun 'fencecert COMMAND --help' for a command's options\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("fencecert %s (%s)\n", fencecert_version, fencecert_git_rev);
+		return 0;
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(argv[1], c->name) == 0)
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "fencecert: USAGE: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,215 @@
+/*
+ * identity.c -- canonical length-prefixed encoding and SHA-256 (OpenSSL EVP).
+ *
+ * The encoding is fed to the digest field by field; nothing is concatenated
+ * into a temporary buffer, so the only limits are the field count and value
+ * size, which exist to keep identities human-sized.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "identity.h"
+
+/* Names that change from one try to the next; SPEC section 2. */
+static const char *const forbidden[] = {
+	"try", "try_number", "attempt", "host", "hostname", "pod", "pid",
+	"time", "now", "timestamp", "random", "nonce", "run_id", NULL,
+};
+
+static int utf8_valid(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i];
+		size_t extra;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			extra = 1, cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			extra = 2, cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			extra = 3, cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if (i + extra >= len)
+			return 0;
+		for (size_t k = 1; k <= extra; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) ||
+		    (extra == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += extra + 1;
+	}
+	return 1;
+}
+
+static int is_forbidden(const char *name)
+{
+	for (const char *const *f = forbidden; *f; f++)
+		if (strcmp(*f, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct identity_field *fa = *(const struct identity_field *const *)a;
+	const struct identity_field *fb = *(const struct identity_field *const *)b;
+
+	return strcmp(fa->name, fb->name);
+}
+
+static void hex_digest(EVP_MD_CTX *ctx, char out[IDENTITY_DIGEST_LEN + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	memcpy(out, "sha256:", 7);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	out[IDENTITY_DIGEST_LEN] = '\0';
+}
+
+static void put_prefixed(EVP_MD_CTX *ctx, const char *s)
+{
+	size_t len = strlen(s);
+	unsigned char be[4] = {
+		(unsigned char)(len >> 24), (unsigned char)(len >> 16),
+		(unsigned char)(len >> 8), (unsigned char)len,
+	};
+
+	EVP_DigestUpdate(ctx, be, sizeof(be));
+	EVP_DigestUpdate(ctx, s, len);
+}
+
+int identity_digest(const struct identity_field *fields, size_t n,
+		    char out[IDENTITY_DIGEST_LEN + 1], char *err, size_t errlen)
+{
+	const struct identity_field *sorted[IDENTITY_MAX_FIELDS];
+	EVP_MD_CTX *ctx;
+
+	if (n == 0 || n > IDENTITY_MAX_FIELDS) {
+		snprintf(err, errlen, "need 1 to %d fields, got %zu",
+			 IDENTITY_MAX_FIELDS, n);
+		return FC_USAGE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = fields[i].name, *value = fields[i].value;
+
+		if (!name || !*name) {
+			snprintf(err, errlen, "field %zu has an empty name", i + 1);
+			return FC_USAGE;
+		}
+		if (!value)
+			value = "";
+		if (is_forbidden(name)) {
+			snprintf(err, errlen,
+				 "field '%s' changes between tries and cannot enter an identity",
+				 name);
+			return FC_USAGE;
+		}
+		if (!utf8_valid((const unsigned char *)name, strlen(name)) ||
+		    !utf8_valid((const unsigned char *)value, strlen(value))) {
+			snprintf(err, errlen, "field '%s' is not valid UTF-8", name);
+			return FC_USAGE;
+		}
+		if (strlen(value) > IDENTITY_MAX_VALUE) {
+			snprintf(err, errlen, "field '%s' is longer than %d bytes",
+				 name, IDENTITY_MAX_VALUE);
+			return FC_USAGE;
+		}
+		sorted[i] = &fields[i];
+	}
+	qsort(sorted, n, sizeof(sorted[0]), by_name);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0) {
+			snprintf(err, errlen, "field '%s' is given twice",
+				 sorted[i]->name);
+			return FC_USAGE;
+		}
+	}
+
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(ctx);
+		snprintf(err, errlen, "cannot initialise SHA-256");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		put_prefixed(ctx, sorted[i]->name);
+		put_prefixed(ctx, sorted[i]->value ? sorted[i]->value : "");
+	}
+	hex_digest(ctx, out);
+	EVP_MD_CTX_free(ctx);
+	return 0;
+}
+
+void identity_buffer_digest(const void *buf, size_t len,
+			    char out[IDENTITY_DIGEST_LEN + 1])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, buf, len);
+	hex_digest(ctx, out);
+	EVP_MD_CTX_free(ctx);
+}
+
+int identity_file_digest(const char *path, char out[IDENTITY_DIGEST_LEN + 1])
+{
+	unsigned char buf[65536];
+	EVP_MD_CTX *ctx;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return FC_IO;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx) {
+		close(fd);
+		return FC_NOMEM;
+	}
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	while ((got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			EVP_MD_CTX_free(ctx);
+			close(fd);
+			return FC_IO;
+		}
+		EVP_DigestUpdate(ctx, buf, (size_t)got);
+	}
+	close(fd);
+	hex_digest(ctx, out);
+	EVP_MD_CTX_free(ctx);
+	return 0;
+}
+
+int identity_digest_valid(const char *s)
+{
+	if (strncmp(s, "sha256:", 7) != 0 || strlen(s) != IDENTITY_DIGEST_LEN)
+		return 0;
+	for (const char *p = s + 7; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}

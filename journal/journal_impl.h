@@ -1,0 +1,53 @@
+/*
+ * journal_impl.h -- what journal adapters see of struct journal.  Only
+ * journal.c and journal_<backend>.c include this file.
+ */
+#ifndef FENCECERT_JOURNAL_IMPL_H
+#define FENCECERT_JOURNAL_IMPL_H
+
+#include "journal.h"
+
+struct journal_ops {
+	const char *scheme; /* URL prefix before ':' */
+	int (*open)(journal *j, const char *url);
+	void (*close)(void *impl);
+	int (*init)(journal *j);
+	int (*migrate)(journal *j, int *from, int *to);
+	int (*create_or_get)(journal *j, const char *op, const char *intent,
+			     const char *meta, struct journal_entry *out,
+			     int *created);
+	int (*get)(journal *j, const char *op, struct journal_entry *out);
+	int (*cas)(journal *j, const struct journal_cas *req,
+		   struct journal_entry *out);
+	int (*history)(journal *j, const char *op,
+		       struct journal_transition **out, size_t *n);
+	int (*list)(journal *j, const struct journal_filter *f,
+		    struct journal_entry **out, size_t *n);
+	int (*acquire_lease)(journal *j, const char *op, const char *owner,
+			     long long ttl_ms, struct journal_entry *out);
+	int (*purge)(journal *j, long long before,
+		     char (**ids)[JOURNAL_ID_MAX], size_t *n);
+};
+
+struct journal {
+	const struct journal_ops *ops;
+	void *impl;
+	char errmsg[512];
+};
+
+/* Record a message on j and return code (so adapters can `return`). */
+int journal__fail(journal *j, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The CAS rules in one place: given the current entry, decide whether req
+ * may be applied.  Returns 0 or FC_CAS_CONFLICT / FC_ILLEGAL_TRANSITION /
+ * FC_LEASE_LOST with a message on j.  Adapters call it inside their atomic
+ * step (or, where the store checks in one statement, to explain a refusal).
+ */
+int journal__check_cas(journal *j, const struct journal_entry *cur,
+		       const struct journal_cas *req);
+
+extern const struct journal_ops journal_sqlite_ops;
+
+#endif
