@@ -49,7 +49,7 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I. -D_GNU_SOURCE \
-	-DFENCECERT_VERSION='"$(VERSION)"' -DFENCECERT_GIT_REV='"$(GIT_REV)"' \
+	-DFENCECERT_VERSION='"$(VERSION)"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
@@ -79,6 +79,12 @@ all: $(BUILD)/fencecert
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# Only cli.o carries the git revision, so a commit does not rebuild the tree.
+GITREV_STAMP := $(BUILD)/.gitrev
+$(shell echo '$(GIT_REV)' | cmp -s - $(GITREV_STAMP) || echo '$(GIT_REV)' > $(GITREV_STAMP))
+$(BUILD)/harness/cli.o: $(GITREV_STAMP)
+$(BUILD)/harness/cli.o: ALL_CFLAGS += -DFENCECERT_GIT_REV='"$(GIT_REV)"'
 
 $(BUILD)/libfencecert.a: $(LIB_OBJS)
 	@rm -f $@

@@ -64,10 +64,16 @@ struct fence_row {
 	const char *payload;
 };
 
+/* The table a batch goes to when it names none. */
+#define FENCE_DEFAULT_TABLE "events"
+
 struct fence_batch {
 	const char *operation_id;
 	const char *intent_digest;
-	const char *table;           /* target table / dataset name */
+	const char *table;           /* target table / dataset name; NULL:
+				      * FENCE_DEFAULT_TABLE.  Letters, digits
+				      * and '_', not starting with a digit,
+				      * at most 63 characters */
 	enum fence_strategy strategy;
 	const struct fence_row *rows;
 	size_t nrows;
@@ -96,7 +102,7 @@ int fence_prepare(fence *f, const char *op, long long epoch) FC_MUST_CHECK;
  *   FC_STALE_EPOCH          absent, refused: a newer epoch was prepared
  *   FC_FENCE_UNAVAILABLE    absent when the failure is before commit,
  *                           unknown when it is at or after commit
- *   FC_COMMIT_UNKNOWN       unknown
+ *   FC_ERR_COMMIT_UNKNOWN   unknown
  */
 int fence_apply(fence *f, long long epoch, const struct fence_batch *b,
 		enum fence_outcome *outcome) FC_MUST_CHECK;

@@ -18,6 +18,7 @@ static const struct command {
 	{ "gate", cmd_gate, "check a signed report against release requirements" },
 	{ "merge", cmd_merge, "combine shard reports into one" },
 	{ "recover", cmd_recover, "inspect and resolve stopped operations" },
+	{ "target", cmd_target, "observe a target: rows, fences, probe" },
 	{ NULL, NULL, NULL },
 };
 

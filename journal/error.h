@@ -12,6 +12,12 @@
 
 #define FC_MUST_CHECK __attribute__((warn_unused_result))
 
+/*
+ * Two families share their names with journal states (states.h); their codes
+ * carry an ERR_ infix so that FC_COMMIT_UNKNOWN is always the state and
+ * FC_ERR_COMMIT_UNKNOWN the error.
+ */
+
 enum fc_error {
 	FC_OK = 0,
 	FC_INTENT_CONFLICT = -1,      /* same operation_id, other intent_digest */
@@ -19,8 +25,8 @@ enum fc_error {
 	FC_ILLEGAL_TRANSITION = -3,   /* not an edge of the SPEC section 3 table */
 	FC_JOURNAL_UNAVAILABLE = -4,  /* journal cannot be read or written */
 	FC_FENCE_UNAVAILABLE = -5,    /* target/fence cannot be reached */
-	FC_COMMIT_UNKNOWN = -6,       /* outcome of a target commit not provable */
-	FC_COMMITTED_INCOMPLETE = -7, /* target committed, evidence not saved */
+	FC_ERR_COMMIT_UNKNOWN = -6,   /* outcome of a target commit not provable */
+	FC_ERR_COMMITTED_INCOMPLETE = -7, /* target committed, evidence not saved */
 	FC_RECOVERY_CONFLICT = -8,    /* operator action raced another change */
 	FC_LEASE_LOST = -9,           /* caller's lease epoch is not current */
 	FC_LEASE_HELD = -10,          /* another owner holds an unexpired lease */

@@ -49,5 +49,7 @@ int journal__check_cas(journal *j, const struct journal_entry *cur,
 		       const struct journal_cas *req);
 
 extern const struct journal_ops journal_sqlite_ops;
+extern const struct journal_ops journal_pg_ops;
+extern const struct journal_ops journal_etcd_ops;
 
 #endif

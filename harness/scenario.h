@@ -1,0 +1,163 @@
+/*
+ * scenario.h -- the certification suite model: what a suite YAML file says,
+ * after parsing and validation (scenario.c, libyaml).  See
+ * docs/scenario-format.md for the file format.
+ *
+ * A suite names routes (the programs to certify), one workload (generated
+ * deterministically from a seed), an orchestrator policy (Airflow-like) and
+ * scenarios.  A scenario is either a fixed list of faults or an exploration
+ * request that explore.c expands into many schedules.  A schedule is one
+ * concrete, reproducible list of faults (struct fault) and has a compact
+ * string form (schedule.h).
+ *
+ * Ownership: suite_load() returns one heap object; suite_free() releases it
+ * and everything inside.  Strings inside are owned by the suite.
+ */
+#ifndef FENCECERT_SCENARIO_H
+#define FENCECERT_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../journal/error.h"
+
+#define SCENARIO_NAME_MAX 128
+#define FAILPOINT_NAME_MAX 64
+
+enum fault_action {
+	FAULT_KILL,          /* SIGKILL the attempt's process group at a failpoint */
+	FAULT_PAUSE,         /* SIGSTOP at a failpoint; SIGCONT per `resume` */
+	FAULT_FAIL,          /* answer 'f' at a failpoint */
+	FAULT_LOSE_XCOM,     /* wipe the XCom dir(s) after an attempt */
+	FAULT_LOSE_POD,      /* wipe the attempt's run dir after an attempt */
+	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
+	FAULT_ACTION_COUNT
+};
+
+/* When a paused (zombie) attempt is resumed. */
+enum fault_resume {
+	RESUME_AFTER_NEXT_ATTEMPT, /* once the next try has ended (default) */
+	RESUME_AT_NEXT_FAILPOINT,  /* when the next try reaches `resume_at` */
+	RESUME_NEVER,              /* killed at the end of the schedule */
+};
+
+struct fault {
+	enum fault_action action;
+	int attempt;          /* try number it applies to (kill/pause/fail) */
+	int after_attempt;    /* lose_xcom/lose_pod/change_source: after try N */
+	char failpoint[FAILPOINT_NAME_MAX]; /* kill/pause/fail */
+	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
+	int operation;        /* 1-based operation index; 0 = every operation */
+	enum fault_resume resume;
+	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
+	int line, column;     /* source position, 0 when built by code */
+};
+
+/* Bit set of fault actions, for explore.actions. */
+#define FAULT_BIT(a) (1u << (unsigned)(a))
+
+struct explore_spec {
+	bool failpoints_all;     /* failpoints: all */
+	char **failpoints;       /* or an explicit list (NULL-terminated) */
+	unsigned actions;        /* FAULT_BIT(FAULT_KILL) | ... (kill/pause/fail) */
+	bool interleavings;      /* two-worker pause/run interleavings */
+	int random_schedules;    /* random: {schedules: N, seed: S}; 0 = none */
+	uint64_t random_seed;
+	int max_faults;          /* random: faults per schedule (default 3) */
+};
+
+struct scenario {
+	char name[SCENARIO_NAME_MAX];
+	struct fault *faults;    /* fixed schedule; may be empty */
+	size_t nfaults;
+	struct explore_spec *explore; /* NULL for a fixed schedule */
+	int operations;          /* override of workload.operations; 0 = suite's */
+	int line, column;
+};
+
+enum verdict {
+	VERDICT_CERTIFIED_AUTOMATIC,
+	VERDICT_CERTIFIED_FAIL_CLOSED,
+	VERDICT_REJECTED,
+	VERDICT_UNVERIFIED,
+	VERDICT_COUNT
+};
+
+/* What a route is expected to get; EXPECT_CERTIFIED accepts either
+ * certified-* verdict (the default). */
+enum expectation {
+	EXPECT_CERTIFIED,
+	EXPECT_CERTIFIED_AUTOMATIC,
+	EXPECT_CERTIFIED_FAIL_CLOSED,
+	EXPECT_REJECTED,
+};
+
+struct route_spec {
+	char name[SCENARIO_NAME_MAX];
+	char **command;          /* argv, NULL-terminated; templates expanded later */
+	char *journal;           /* URL template, e.g. "sqlite:{dir}/journal.db" */
+	char *target;            /* URL template */
+	char *observe_sql;       /* observe.sql, or NULL */
+	char **observe_command;  /* observe.command argv, or NULL */
+	char **env;              /* extra "NAME=value" entries, NULL-terminated */
+	enum expectation expect;
+	int line, column;
+};
+
+struct workload_spec {
+	int operations;          /* number of operations (mapped partitions) */
+	int rows_per_operation;
+	uint64_t seed;
+	char strategy[16];       /* "append" (default) or "replace" */
+	char table[64];          /* default "events" */
+};
+
+struct orchestrator_spec {
+	int retries;             /* Airflow retries: tries = retries + 1 */
+	int zombie_delay_ms;     /* before a new try starts beside a paused one */
+	int attempt_timeout_ms;  /* a hung attempt is killed after this */
+	int lease_ttl_ms;        /* passed to routes as FENCECERT_LEASE_TTL_MS */
+};
+
+struct suite {
+	int version;             /* 1 */
+	char name[SCENARIO_NAME_MAX];
+	char *path;              /* the file it was loaded from */
+	char digest[80];         /* "sha256:..." of the file's bytes */
+	struct route_spec *routes;
+	size_t nroutes;
+	struct workload_spec workload;
+	struct orchestrator_spec orchestrator;
+	struct scenario *scenarios;
+	size_t nscenarios;
+};
+
+/*
+ * Parse and validate a suite file.  On error returns FC_USAGE (bad content)
+ * or FC_IO (unreadable) with err = "FILE:LINE:COLUMN: message" (1-based line
+ * and column of the offending node), and *out = NULL.
+ */
+int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
+	FC_MUST_CHECK;
+
+/* The same, from a buffer; `name` is used in messages (fuzzing, tests). */
+int suite_load_buffer(const char *name, const char *buf, size_t len,
+		      struct suite **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+void suite_free(struct suite *s); /* NULL is a no-op */
+
+const char *fault_action_name(enum fault_action a); /* "kill", "lose_xcom", ... */
+int fault_action_parse(const char *name, enum fault_action *out);
+const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
+const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
+bool expectation_met(enum expectation e, enum verdict v);
+
+/*
+ * Expand "{dir}" and "{env:NAME}" in a template into out (heap, caller
+ * frees).  An unset environment variable is FC_USAGE with a message.
+ */
+int scenario_expand(const char *tmpl, const char *dir, char **out,
+		    char *err, size_t errlen) FC_MUST_CHECK;
+
+#endif

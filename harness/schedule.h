@@ -1,0 +1,34 @@
+/*
+ * schedule.h -- the compact, reproducible string form of a schedule.
+ *
+ * A schedule is the list of faults one run applies.  Its string form is what
+ * reports print and `fencecert certify --schedule STRING` replays, so it must
+ * round-trip exactly: schedule_parse(schedule_format(f)) == f.
+ *
+ * Grammar (faults separated by ';', no spaces; "clean" = no faults):
+ *   ACTION ':' FAILPOINT '@' ATTEMPT ['#' HIT] ['/op' N] ['>' RESUME]
+ *        for kill (k), pause (p), fail (f); RESUME is "next" (after the next
+ *        attempt), "never", or a failpoint name the next attempt must reach
+ *   ACTION '@' AFTER_ATTEMPT ['/op' N]
+ *        for lose_xcom (x), lose_pod (l), change_source (s)
+ * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2".
+ */
+#ifndef FENCECERT_SCHEDULE_H
+#define FENCECERT_SCHEDULE_H
+
+#include <stddef.h>
+
+#include "scenario.h"
+
+#define SCHEDULE_STR_MAX 1024
+
+/* Write the string form into out.  FC_USAGE if it does not fit. */
+int schedule_format(const struct fault *faults, size_t n, char *out,
+		    size_t outlen) FC_MUST_CHECK;
+
+/* Parse a string form into a heap array (caller frees).  FC_USAGE with a
+ * message naming the offending character position. */
+int schedule_parse(const char *s, struct fault **faults, size_t *n,
+		   char *err, size_t errlen) FC_MUST_CHECK;
+
+#endif
