@@ -28,6 +28,7 @@ static const struct {
 	[-FC_ALREADY_APPLIED] = { "ALREADY_APPLIED", "operation is already applied" },
 	[-FC_STALE_EPOCH] = { "STALE_EPOCH", "write from a stale epoch refused" },
 	[-FC_IO] = { "IO", "input/output error" },
+	[-FC_PURGED] = { "PURGED", "operation was purged after completing; a retry is refused" },
 };
 
 const char *error_name(int code)

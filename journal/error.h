@@ -37,9 +37,10 @@ enum fc_error {
 	FC_ALREADY_APPLIED = -15,     /* fence proves the mutation is present */
 	FC_STALE_EPOCH = -16,         /* fence refused a write from an old epoch */
 	FC_IO = -17,                  /* local I/O failed (files, pipes) */
+	FC_PURGED = -18,              /* operation was purged; never re-applied */
 };
 
-#define FC_ERROR_MIN (-17)
+#define FC_ERROR_MIN (-18)
 
 /* "CAS_CONFLICT" for FC_CAS_CONFLICT; "OK" for 0; "UNKNOWN_ERROR" otherwise. */
 const char *error_name(int code);
