@@ -1,0 +1,78 @@
+/*
+ * runtime.h -- one attempt of a certified route: the SPEC section 6
+ * algorithm (journal, lease, fence, evidence) with a failpoint before and
+ * after every journal transition and every target call.  The protocol and
+ * its invariants are written down at the top of runtime.c; the failpoint
+ * names are listed in docs/failpoints.md.
+ *
+ * runtime_run() returns the exit status of the route process:
+ *
+ *   0    the operation is COMPLETE (this attempt may not have mutated)
+ *   75   transient failure; the orchestrator may retry
+ *   100  fail-closed stop (COMMIT_UNKNOWN, INTENT_CONFLICT, a contradiction
+ *        between journal and fence): an operator must look; do not retry
+ *   64   usage or configuration error
+ *
+ * and prints one human line about the attempt on stderr (state reached and
+ * why it stopped; never a URL password or a row value).
+ */
+#ifndef FENCECERT_RUNTIME_H
+#define FENCECERT_RUNTIME_H
+
+#include <stddef.h>
+
+#include "../fences/fence.h"
+#include "../journal/error.h"
+
+enum route_exit {
+	ROUTE_EXIT_COMPLETE = 0,
+	ROUTE_EXIT_USAGE = 64,
+	ROUTE_EXIT_RETRY = 75,
+	ROUTE_EXIT_STOP = 100,
+};
+
+#define ROUTE_DEFAULT_LEASE_OWNER "route"
+#define ROUTE_DEFAULT_LEASE_TTL_MS 30000LL
+
+/* What one attempt is told (SPEC section 7).  Strings are borrowed. */
+struct route_config {
+	const char *journal_url;   /* FENCECERT_JOURNAL */
+	const char *target_url;    /* FENCECERT_TARGET */
+	const char *workload_path; /* FENCECERT_WORKLOAD */
+	long long try_number;      /* FENCECERT_TRY_NUMBER, >= 1 */
+	const char *run_dir;       /* FENCECERT_RUN_DIR; NULL: no checkpoint */
+	const char *xcom_dir;      /* FENCECERT_XCOM_DIR; NULL: no return.json */
+	const char *lease_owner;   /* FENCECERT_LEASE_OWNER */
+	long long lease_ttl_ms;    /* FENCECERT_LEASE_TTL_MS */
+};
+
+/* Fill the defaults: try 1, owner "route", ttl 30 s, everything else NULL. */
+void route_config_init(struct route_config *c);
+
+/* Run one attempt of the certified route (fence port).  Returns an exit
+ * status from enum route_exit. */
+int runtime_run(const struct route_config *c);
+
+/*
+ * How an attempt reaches its target.  The certified route uses the fence
+ * port; routes/controls.c supplies deliberately broken implementations to
+ * show what the certification rejects.  Each call has the contract of its
+ * fence.h namesake; `t` is what open() returned.
+ */
+struct runtime_target {
+	const char *variant; /* label in the report line; NULL: certified */
+	int (*open)(const char *url, void **t, char *err, size_t errlen);
+	void (*close)(void *t);
+	const char *(*name)(void *t);
+	const char *(*errmsg)(void *t);
+	int (*prepare)(void *t, const char *op, long long epoch);
+	int (*apply)(void *t, long long epoch, const struct fence_batch *b,
+		     enum fence_outcome *outcome);
+	int (*probe)(void *t, const char *op, struct fence_probe *out);
+};
+
+/* runtime_run() with another way to the target (controls only). */
+int runtime_run_with(const struct route_config *c,
+		     const struct runtime_target *target);
+
+#endif
