@@ -1,0 +1,761 @@
+/*
+ * test_inject_seccomp.c -- syscall fault injection against real processes.
+ *
+ * Each test forks a child that installs a plan and re-executes this binary
+ * as a scripted route (tests/inject_seccomp_script.h describes the script
+ * and what it leaves behind), or execs python3, then drives the session as
+ * the supervisor would and checks files, progress, wait status, events and
+ * discovery counts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness/inject_seccomp.h"
+#include "inject_seccomp_script.h"
+
+/* --- plan ------------------------------------------------------------- */
+
+static void test_plan_rules(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const good[] = {
+		"fsync#2:kill_before@/tmp/x/*.db", "write:errno:ENOSPC",
+		"pwrite64#3:kill_after", "rename#1:kill_after@*/final",
+		"sendto#4:errno:ECONNRESET@socket:*", "fdatasync#1:count",
+		"linkat#7:errno:EIO@*/a:b@c",
+	};
+	static const char *const bad[] = {
+		"fsyncx#1:count", "read#1:kill_after", "close:count",
+		"fsync#x:count", "fsync#-1:count", "fsync#1", "fsync#1:explode",
+		"fsync#1:errno:EBOGUS", "fsync#1:errno:0", "fsync:count@",
+		"execve:kill_before",
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		sct_add(fx, good[i]);
+		assert_int_equal(inject_seccomp_plan_format_rule(fx->plan, i, out,
+								 sizeof(out)), 0);
+		assert_string_equal(out, good[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(inject_seccomp_plan_add_rule(fx->plan, bad[i]),
+				 FC_USAGE);
+		assert_true(inject_seccomp_plan_errmsg(fx->plan)[0] != '\0');
+	}
+	/* failing calls added nothing */
+	assert_int_equal(inject_seccomp_plan_rules(fx->plan),
+			 sizeof(good) / sizeof(good[0]));
+	sct_add(fx, "read#1:errno:5");
+	assert_int_equal(inject_seccomp_plan_format_rule(fx->plan,
+			 sizeof(good) / sizeof(good[0]), out, sizeof(out)), 0);
+	assert_string_equal(out, "read#1:errno:EIO");
+	assert_int_equal(inject_seccomp_plan_format_rule(fx->plan, 99, out,
+							 sizeof(out)), FC_USAGE);
+	assert_int_equal(inject_seccomp_plan_format_rule(fx->plan, 0, out, 8),
+			 FC_USAGE);
+	assert_int_equal(inject_seccomp_plan_add_rule(fx->plan, "read#1:kill_after"),
+			 FC_USAGE);
+	assert_non_null(strstr(inject_seccomp_plan_errmsg(fx->plan),
+			       "kill_after is not supported for 'read'"));
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, ""), FC_USAGE);
+	/* a plan intercepting nothing is refused before anything changes */
+	{
+		struct inject_seccomp_plan *empty;
+
+		assert_int_equal(inject_seccomp_plan_new(&empty), 0);
+		assert_int_equal(inject_seccomp_plan_watch(empty, "/x/*"), 0);
+		assert_int_equal(inject_seccomp_child_install(empty, -1), FC_USAGE);
+		inject_seccomp_plan_free(empty);
+	}
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "sendmsg"),
+			 FC_USAGE);
+}
+
+static void test_syscall_info_and_glob(void **state)
+{
+	char esc[64], why[128];
+	bool ka = false;
+
+	(void)state;
+	assert_int_equal(inject_seccomp_syscall_info("write", &ka), 1);
+	assert_true(ka);
+	assert_int_equal(inject_seccomp_syscall_info("read", &ka), 1);
+	assert_false(ka);
+	assert_int_equal(inject_seccomp_syscall_info("execve", &ka), 0);
+	/* exists in the table, not on x86_64 */
+	assert_int_equal(inject_seccomp_syscall_info("send", &ka), 0);
+
+	assert_int_equal(inject_seccomp_glob_escape("/t/a*b[1]?", esc,
+						    sizeof(esc)), 0);
+	assert_string_equal(esc, "/t/a\\*b\\[1\\]\\?");
+	assert_int_equal(fnmatch(esc, "/t/a*b[1]?", 0), 0);
+	assert_int_not_equal(fnmatch(esc, "/t/aXb1Z", 0), 0);
+	assert_int_equal(inject_seccomp_glob_escape("/t/a*b", esc, 6), FC_USAGE);
+
+	if (!inject_seccomp_available(why, sizeof(why)))
+		fail_msg("not available: %s", why);
+}
+
+static void test_recv_fd_failures(void **state)
+{
+	int sv[2], fd = -1;
+	double t0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	t0 = sct_now();
+	assert_int_equal(inject_seccomp_recv_fd(sv[0], 100, &fd), FC_IO);
+	assert_true(sct_now() - t0 >= 0.09);
+	close(sv[1]); /* the child died before sending */
+	assert_int_equal(inject_seccomp_recv_fd(sv[0], 5000, &fd), FC_IO);
+	assert_int_equal(fd, -1);
+	close(sv[0]);
+}
+
+/* --- discovery -------------------------------------------------------- */
+
+static void test_count_discovery(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:r1", "w:other:x", "f:other", "f:data", "P:pipe",
+		"w:data:r2", "w:other:x", "f:other", "f:data", "P:pipe",
+		"w:data:r3", "w:other:x", "f:other", "f:data", "P:pipe", NULL,
+	};
+	struct sct_child c;
+	json_t *j;
+
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "fsync"), 0);
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "write"), 0);
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "*/data"), 0);
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_exit(&c, 0);
+	assert_int_equal(c.errors, 0);
+	assert_string_equal(sct_slurp(fx, "data"), "r1r2r3");
+	assert_int_equal(sct_stat_count(&c, "fsync", sct_in_dir(fx, "data")), 3);
+	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "data")), 3);
+	/* other, progress and the pipe are out of scope: not counted */
+	assert_int_equal(inject_seccomp_stats_len(c.s), 2);
+	assert_int_equal(sct_count_outcome(&c, INJECT_OUT_CONTINUED), 6);
+	assert_int_equal(c.nev, 6);
+	assert_string_equal(c.ev[5].syscall, "fsync");
+	assert_int_equal(c.ev[5].occurrence, 3);
+	assert_int_equal(c.ev[5].syscall_occurrence, 3);
+
+	j = inject_seccomp_stats_json(c.s);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(j), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(j, 0),
+							    "count")), 3);
+	json_decref(j);
+	j = inject_seccomp_event_json(c.s, &c.ev[5]);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "outcome")),
+			    "continued");
+	assert_string_equal(json_string_value(json_object_get(j, "path")),
+			    sct_in_dir(fx, "data"));
+	json_decref(j);
+	sct_finish(&c);
+}
+
+/* Without watch globs every absolute path outside /dev, /proc, /sys is in
+ * scope, so the script's own progress writes count; pipes never do. */
+static void test_count_default_scope(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:a", "f:data", "w:other:b", "f:other", "P:pipe", NULL,
+	};
+	struct sct_child c;
+	char progress[PATH_MAX];
+
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "fsync"), 0);
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "write"), 0);
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_exit(&c, 0);
+	snprintf(progress, sizeof(progress), "%s", sct_in_dir(fx, "progress"));
+	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "data")), 1);
+	assert_int_equal(sct_stat_count(&c, "fsync", sct_in_dir(fx, "other")), 1);
+	assert_int_equal(sct_stat_count(&c, "write", progress), 5);
+	assert_int_equal(inject_seccomp_stats_len(c.s), 5);
+	for (size_t i = 0; i < inject_seccomp_stats_len(c.s); i++) {
+		const char *sc, *pa;
+		unsigned long n;
+
+		assert_int_equal(inject_seccomp_stats_get(c.s, i, &sc, &pa, &n), 0);
+		assert_true(pa[0] == '/');
+	}
+	sct_finish(&c);
+}
+
+/* --- actions ---------------------------------------------------------- */
+
+static void test_kill_before_fsync2(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:A", "f:data", "w:data:B", "f:data", "w:data:C", "f:data",
+		NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "fsync#2:kill_before@*/data");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "data"), "AB");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\nok 1\nok 2\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE);
+	assert_non_null(ev);
+	assert_string_equal(ev->syscall, "fsync");
+	assert_string_equal(ev->path, sct_in_dir(fx, "data"));
+	assert_int_equal(ev->occurrence, 2);
+	assert_int_equal(ev->rule, 0);
+	assert_int_equal(c.errors, 0);
+	sct_finish(&c);
+}
+
+static void test_kill_after_write3(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:r1;", "w:data:r2;", "w:data:r3;", "w:data:r4;",
+		"w:data:r5;", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "write#3:kill_after@*/data");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_killed(&c, SIGKILL);
+	/* write 3 landed, the route never saw it return */
+	assert_string_equal(sct_slurp(fx, "data"), "r1;r2;r3;");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\nok 1\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, 3);
+	assert_int_equal(ev->occurrence, 3);
+	assert_int_equal(c.errors, 0);
+	sct_finish(&c);
+}
+
+static void test_kill_after_pwrite(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:XXXXXXXX", "p:data:2:ab", "w:data:tail", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "pwrite64#1:kill_after");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "data"), "XXabXXXX");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, 2);
+	sct_finish(&c);
+}
+
+static void test_kill_after_fdatasync(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:data:abc", "d:data", "w:data:def", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "fdatasync#1:kill_after@*/data");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "data"), "abc");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_string_equal(ev->syscall, "fdatasync");
+	assert_int_equal(ev->result, 0);
+	sct_finish(&c);
+}
+
+/* fsync's effect cannot be seen without a power cut, but its result can:
+ * on a pipe only a call really made returns EINVAL. */
+static void test_kill_after_fsync_performed(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = { "F:x", NULL };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "pipe:*"), 0);
+	sct_add(fx, "fsync#1:kill_after");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "progress"), "");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, -EINVAL);
+	sct_finish(&c);
+}
+
+/* Pipes are written through a fresh non-blocking open; a pipe without a
+ * reader gives EPIPE and no SIGPIPE reaches the supervisor (this test). */
+static void test_kill_after_pipe_write(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops1[] = { "P:abc", NULL };
+	static const char *const ops2[] = { "Q:abc", NULL };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "pipe:*"), 0);
+	sct_add(fx, "write#1:kill_after");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops1);
+	sct_assert_killed(&c, SIGKILL);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, 3);
+	sct_finish(&c);
+
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops2);
+	sct_assert_killed(&c, SIGKILL);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, -EPIPE);
+	sct_finish(&c);
+}
+
+static void test_kill_after_rename_and_link(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops1[] = {
+		"w:tmp1:x", "r:tmp1:final", "w:data:after", NULL,
+	};
+	static const char *const ops2[] = {
+		"w:tmp2:y", "l:tmp2:final2", "w:data:after", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "rename#1:kill_after@*/final");
+	sct_add(fx, "link#1:kill_after@*/final2");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops1);
+	sct_assert_killed(&c, SIGKILL);
+	assert_false(sct_exists(fx, "tmp1"));
+	assert_string_equal(sct_slurp(fx, "final"), "x");
+	assert_false(sct_exists(fx, "data"));
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	/* relative arguments resolved against the route's cwd */
+	assert_string_equal(ev->path, sct_in_dir(fx, "final"));
+	assert_string_equal(ev->from, sct_in_dir(fx, "tmp1"));
+	assert_int_equal(ev->result, 0);
+	sct_finish(&c);
+
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops2);
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "tmp2"), "y");
+	assert_string_equal(sct_slurp(fx, "final2"), "y");
+	assert_false(sct_exists(fx, "data"));
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_string_equal(ev->syscall, "link");
+	sct_finish(&c);
+}
+
+static void test_kill_after_sendto(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = { "s:hello", "s:world", NULL };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+	char buf[64];
+	ssize_t n;
+	int sp[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "socket:*"), 0);
+	sct_add(fx, "sendto#1:kill_after");
+	sct_run_script(&c, fx->plan, fx->dir, sp[1], ops);
+	close(sp[1]);
+
+	sct_assert_killed(&c, SIGKILL);
+	n = read(sp[0], buf, sizeof(buf) - 1);
+	assert_int_equal(n, 5);
+	buf[n] = '\0';
+	assert_string_equal(buf, "hello");
+	assert_string_equal(sct_slurp(fx, "progress"), "");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, 5);
+	assert_int_equal(fnmatch("socket:\\[*\\]", ev->path, 0), 0);
+	close(sp[0]);
+	sct_finish(&c);
+}
+
+static void test_errno(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops1[] = {
+		"w:data:A", "f:data", "w:data:B", NULL,
+	};
+	static const char *const ops2[] = {
+		"w:data:A", "w:data:B", "w:data:C", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "fsync#1:errno:EIO@*/data");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops1);
+	sct_assert_exit(&c, EIO);
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\nfail 1 5\n");
+	assert_string_equal(sct_slurp(fx, "data"), "A");
+	ev = sct_find_outcome(&c, INJECT_OUT_FAILED);
+	assert_non_null(ev);
+	assert_int_equal(ev->error, EIO);
+	sct_finish(&c);
+
+	/* A fresh plan: ENOSPC on the second write; it writes nothing. */
+	inject_seccomp_plan_free(fx->plan);
+	assert_int_equal(inject_seccomp_plan_new(&fx->plan), 0);
+	sct_add(fx, "write#2:errno:ENOSPC@*/data");
+	unlink(sct_in_dir(fx, "data"));
+	unlink(sct_in_dir(fx, "progress"));
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops2);
+	sct_assert_exit(&c, ENOSPC);
+	assert_string_equal(sct_slurp(fx, "data"), "A");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\nfail 1 28\n");
+	sct_finish(&c);
+
+	/* No occurrence: every matching call fails. */
+	inject_seccomp_plan_free(fx->plan);
+	assert_int_equal(inject_seccomp_plan_new(&fx->plan), 0);
+	sct_add(fx, "write:errno:ECONNRESET@*/data");
+	unlink(sct_in_dir(fx, "data"));
+	unlink(sct_in_dir(fx, "progress"));
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops2);
+	sct_assert_exit(&c, ECONNRESET);
+	assert_string_equal(sct_slurp(fx, "data"), "");
+	sct_finish(&c);
+}
+
+/* The scope (watch) and a rule's own glob both keep other files out. */
+static void test_path_filter(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = {
+		"w:other:x", "f:other", "f:other", "w:data:y", "f:data",
+		"w:data:z", NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	/* 1: watch only data; the rule has no glob */
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "*/data"), 0);
+	sct_add(fx, "fsync#1:kill_before");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "progress"),
+			    "ok 0\nok 1\nok 2\nok 3\n");
+	assert_int_equal(sct_stat_count(&c, "fsync", sct_in_dir(fx, "other")), 0);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE);
+	assert_non_null(ev);
+	assert_string_equal(ev->path, sct_in_dir(fx, "data"));
+	assert_int_equal(ev->syscall_occurrence, 1);
+	sct_finish(&c);
+
+	/* 2: default scope; the rule's glob picks data, others still count */
+	inject_seccomp_plan_free(fx->plan);
+	assert_int_equal(inject_seccomp_plan_new(&fx->plan), 0);
+	sct_add(fx, "fsync#1:kill_before@*/data");
+	unlink(sct_in_dir(fx, "progress"));
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops);
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "progress"),
+			    "ok 0\nok 1\nok 2\nok 3\n");
+	assert_int_equal(sct_stat_count(&c, "fsync", sct_in_dir(fx, "other")), 2);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE);
+	assert_non_null(ev);
+	assert_int_equal(ev->occurrence, 1);
+	assert_int_equal(ev->syscall_occurrence, 3);
+	sct_finish(&c);
+}
+
+/* --- stale notifications ---------------------------------------------- */
+
+struct racer {
+	pid_t pid;
+	int sig;
+	int fired;
+	int notify_fd; /* >= 0: the signal is handled; wait for the restart */
+};
+
+/* Between receive and validation: the route dies of another signal. */
+static void kill_on_data_write(void *arg, const struct inject_seccomp_event *ev)
+{
+	struct racer *r = arg;
+	siginfo_t si;
+	size_t len = strlen(ev->path);
+
+	if (r->fired || strcmp(ev->syscall, "write") != 0 || len < 5 ||
+	    strcmp(ev->path + len - 5, "/data") != 0)
+		return;
+	r->fired = 1;
+	kill(r->pid, r->sig);
+	if (r->notify_fd >= 0) {
+		/* the restarted call is a new notification */
+		struct pollfd pfd = { .fd = r->notify_fd, .events = POLLIN };
+
+		poll(&pfd, 1, 10000);
+		return;
+	}
+	/* wait until it is dead, without reaping it */
+	waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOWAIT);
+}
+
+static void test_stale_after_receive(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = { "w:data:never", NULL };
+	struct racer r = { .sig = SIGTERM, .notify_fd = -1 };
+	char *argv[] = { "/proc/self/exe", "--child", (char *)ops[0], NULL };
+	struct sct_child c;
+
+	sct_add(fx, "write#1:kill_after@*/data");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	r.pid = c.pid;
+	inject_seccomp_session_set_hook(c.s, kill_on_data_write, &r);
+	sct_drive(&c);
+
+	assert_int_equal(r.fired, 1);
+	sct_assert_killed(&c, SIGTERM);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(c.stale, 1);
+	assert_null(sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER));
+	/* the write was not performed for the dead route, nor counted */
+	assert_true(sct_exists(fx, "data"));
+	assert_string_equal(sct_slurp(fx, "data"), "");
+	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "data")), 0);
+	sct_finish(&c);
+}
+
+/* The route takes a signal while the supervisor holds its write: the call
+ * is withdrawn and restarted.  The withdrawn one must not be acted on nor
+ * counted, so the restarted one is still write #1 and is the one killed. */
+static void test_stale_restarted_call(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = { "/proc/self/exe", "--child", "H:x", "w:data:once",
+			 "w:data:twice", NULL };
+	struct racer r = { .sig = SIGUSR1 };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "write#1:kill_after@*/data");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	r.pid = c.pid;
+	r.notify_fd = inject_seccomp_session_fd(c.s);
+	inject_seccomp_session_set_hook(c.s, kill_on_data_write, &r);
+	sct_drive(&c);
+
+	assert_int_equal(r.fired, 1);
+	sct_assert_killed(&c, SIGKILL);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(c.stale, 1);
+	assert_string_equal(sct_slurp(fx, "data"), "once");
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->occurrence, 1);
+	assert_int_equal(ev->result, 4);
+	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "data")), 1);
+	sct_finish(&c);
+}
+
+/* Killed while pending, before the supervisor read the notification. */
+static void test_withdrawn_before_receive(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = { "/proc/self/exe", "--child", "f:data", NULL };
+	struct inject_seccomp_event *ev = malloc(sizeof(*ev));
+	struct pollfd pfd;
+	struct sct_child c;
+	siginfo_t si;
+
+	assert_non_null(ev);
+	sct_add(fx, "fsync#1:kill_after");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	pfd.fd = inject_seccomp_session_fd(c.s);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_true(pfd.revents & POLLIN);
+	kill(c.pid, SIGKILL);
+	waitid(P_PID, (id_t)c.pid, &si, WEXITED | WNOWAIT);
+
+	assert_int_equal(inject_seccomp_handle(c.s, ev), 0);
+	assert_true(ev->outcome == INJECT_OUT_HANGUP ||
+		    ev->outcome == INJECT_OUT_NONE);
+	assert_int_equal(inject_seccomp_stats_len(c.s), 0);
+	assert_int_equal(waitpid(c.pid, &c.status, 0), c.pid);
+	sct_assert_killed(&c, SIGKILL);
+	free(ev);
+	sct_finish(&c);
+}
+
+/* --- routes in other languages ---------------------------------------- */
+
+static void test_python_route(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = {
+		"/usr/bin/python3", "-c",
+		"import os\n"
+		"fd = os.open('py.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+		"for i in range(3):\n"
+		"    os.write(fd, b'%d\\n' % i)\n"
+		"    os.fsync(fd)\n",
+		NULL,
+	};
+	struct sct_child c;
+
+	if (access(argv[0], X_OK) != 0)
+		skip();
+	/* discovery */
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "write"), 0);
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "fsync"), 0);
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "*/py.dat"), 0);
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	sct_drive(&c);
+	sct_assert_exit(&c, 0);
+	assert_string_equal(sct_slurp(fx, "py.dat"), "0\n1\n2\n");
+	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "py.dat")), 3);
+	assert_int_equal(sct_stat_count(&c, "fsync", sct_in_dir(fx, "py.dat")), 3);
+	sct_finish(&c);
+
+	/* kill before the second fsync */
+	sct_add(fx, "fsync#2:kill_before");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	sct_drive(&c);
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "py.dat"), "0\n1\n");
+	assert_non_null(sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE));
+	sct_finish(&c);
+}
+
+/* SQLite's commit point in rollback-journal mode is the journal's unlink:
+ * killed just before it, the next open rolls the transaction back. */
+static void test_python_sqlite_commit_point(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = {
+		"/usr/bin/python3", "-c",
+		"import sqlite3\n"
+		"db = sqlite3.connect('t.db', isolation_level=None)\n"
+		"db.execute('pragma journal_mode=delete')\n"
+		"db.execute('create table if not exists t(x)')\n"
+		"db.execute('begin')\n"
+		"db.execute('insert into t values (42)')\n"
+		"db.execute('commit')\n",
+		NULL,
+	};
+	char *check[] = {
+		"/usr/bin/python3", "-c",
+		"import sqlite3, sys\n"
+		"n = sqlite3.connect('t.db').execute('select count(*) from t')"
+		".fetchone()[0]\n"
+		"sys.exit(10 + n)\n",
+		NULL,
+	};
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	if (access(argv[0], X_OK) != 0)
+		skip();
+	/* the table is created by a first, clean run (its own journal unlink
+	 * is #1 and #2 is the insert's) */
+	sct_add(fx, "unlink#2:kill_before@*/t.db-journal");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	sct_drive(&c);
+	sct_assert_killed(&c, SIGKILL);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE);
+	assert_non_null(ev);
+	assert_string_equal(ev->path, sct_in_dir(fx, "t.db-journal"));
+	assert_true(sct_exists(fx, "t.db-journal"));
+	sct_finish(&c);
+
+	/* a clean reader (no rules fire: the plan counts afresh) */
+	inject_seccomp_plan_free(fx->plan);
+	assert_int_equal(inject_seccomp_plan_new(&fx->plan), 0);
+	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "unlink"), 0);
+	sct_start(&c, fx->plan, fx->dir, -1, check);
+	sct_drive(&c);
+	sct_assert_exit(&c, 10); /* rolled back: no row */
+	sct_finish(&c);
+
+	/* control: the same writer, undisturbed, commits the row; the table
+	 * exists now, so only the insert's commit unlinks the journal */
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	sct_drive(&c);
+	sct_assert_exit(&c, 0);
+	assert_int_equal(sct_stat_count(&c, "unlink",
+					sct_in_dir(fx, "t.db-journal")), 1);
+	sct_finish(&c);
+	sct_start(&c, fx->plan, fx->dir, -1, check);
+	sct_drive(&c);
+	sct_assert_exit(&c, 11);
+	sct_finish(&c);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_plan_rules, sct_setup, sct_teardown),
+		cmocka_unit_test(test_syscall_info_and_glob),
+		cmocka_unit_test(test_recv_fd_failures),
+		cmocka_unit_test_setup_teardown(test_count_discovery, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_count_default_scope, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_before_fsync2, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_write3, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_pwrite, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_fdatasync, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_fsync_performed, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_pipe_write, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_rename_and_link, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_sendto, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_errno, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_path_filter, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_stale_after_receive, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_stale_restarted_call, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_withdrawn_before_receive, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_python_route, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_python_sqlite_commit_point, sct_setup, sct_teardown),
+	};
+
+	if (argc > 1 && strcmp(argv[1], "--child") == 0)
+		return sct_child_main(argc - 2, argv + 2);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
