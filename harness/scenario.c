@@ -1,0 +1,747 @@
+/*
+ * scenario.c -- load a certification suite (YAML) into struct suite: the
+ * file, the suite header, routes, workload and orchestrator; the scenarios
+ * themselves are parsed in scenario_faults.c, the typed node access lives in
+ * scenario_yaml.c.  Also the name tables and template expansion.
+ *
+ * Invariants:
+ *   1. suite_load*() either returns a fully validated suite (every default
+ *      applied, every template well-formed, every fault within the
+ *      orchestrator's tries and the workload's operations) or NULL with one
+ *      "FILE:LINE:COLUMN: message" error; nothing half-built escapes.
+ *   2. Any byte string is a valid input: it is parsed or refused, never
+ *      crashes, never walks more than SUITE_VISIT_BUDGET nodes, never reads
+ *      more than SUITE_MAX_BYTES (tests/fuzz/fuzz_scenario.c checks this).
+ *   3. `version` is checked before any other key, so a newer file is refused
+ *      for its version, not for a key this reader does not know.
+ *   4. The digest covers the file's exact bytes, so a report names exactly
+ *      the suite it ran.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../journal/identity.h"
+#include "scenario_impl.h"
+
+static const char *const suite_keys[] = {
+	"version", "suite", "routes", "workload", "orchestrator", "scenarios",
+	NULL,
+};
+static const char *const route_keys[] = {
+	"name", "command", "journal", "target", "observe", "expect", "env", NULL,
+};
+static const char *const observe_keys[] = { "sql", "command", NULL };
+static const char *const workload_keys[] = {
+	"operations", "rows_per_operation", "seed", "strategy", "table", NULL,
+};
+static const char *const orchestrator_keys[] = {
+	"retries", "zombie_delay_ms", "attempt_timeout_ms", "lease_ttl_ms", NULL,
+};
+static const char *const strategies[] = { "append", "replace", "upsert", NULL };
+
+static const char *const action_names[FAULT_ACTION_COUNT] = {
+	[FAULT_KILL] = "kill",
+	[FAULT_PAUSE] = "pause",
+	[FAULT_FAIL] = "fail",
+	[FAULT_LOSE_XCOM] = "lose_xcom",
+	[FAULT_LOSE_POD] = "lose_pod",
+	[FAULT_CHANGE_SOURCE] = "change_source",
+};
+static const char *const verdict_names[VERDICT_COUNT] = {
+	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
+	[VERDICT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
+	[VERDICT_REJECTED] = "rejected",
+	[VERDICT_UNVERIFIED] = "unverified",
+};
+static const char *const expectation_names[] = {
+	[EXPECT_CERTIFIED] = "certified",
+	[EXPECT_CERTIFIED_AUTOMATIC] = "certified-automatic",
+	[EXPECT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
+	[EXPECT_REJECTED] = "rejected",
+};
+#define EXPECTATION_COUNT (sizeof(expectation_names) / sizeof(expectation_names[0]))
+
+/* ---- names ---------------------------------------------------------- */
+
+const char *fault_action_name(enum fault_action a)
+{
+	if ((unsigned)a >= FAULT_ACTION_COUNT)
+		return "unknown";
+	return action_names[a];
+}
+
+int fault_action_parse(const char *name, enum fault_action *out)
+{
+	for (unsigned a = 0; a < FAULT_ACTION_COUNT; a++) {
+		if (strcmp(name, action_names[a]) == 0) {
+			*out = (enum fault_action)a;
+			return 0;
+		}
+	}
+	return FC_USAGE;
+}
+
+const char *verdict_name(enum verdict v)
+{
+	if ((unsigned)v >= VERDICT_COUNT)
+		return "unknown";
+	return verdict_names[v];
+}
+
+const char *expectation_name(enum expectation e)
+{
+	if ((unsigned)e >= EXPECTATION_COUNT)
+		return "unknown";
+	return expectation_names[e];
+}
+
+bool expectation_met(enum expectation e, enum verdict v)
+{
+	switch (e) {
+	case EXPECT_CERTIFIED:
+		return v == VERDICT_CERTIFIED_AUTOMATIC ||
+		       v == VERDICT_CERTIFIED_FAIL_CLOSED;
+	case EXPECT_CERTIFIED_AUTOMATIC:
+		return v == VERDICT_CERTIFIED_AUTOMATIC;
+	case EXPECT_CERTIFIED_FAIL_CLOSED:
+		return v == VERDICT_CERTIFIED_FAIL_CLOSED;
+	case EXPECT_REJECTED:
+		return v == VERDICT_REJECTED;
+	}
+	return false;
+}
+
+/* ---- templates ------------------------------------------------------ */
+
+static bool env_name_valid(const char *s, size_t len)
+{
+	if (len == 0 || !((s[0] >= 'A' && s[0] <= 'Z') ||
+			  (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * Walk a template.  With sink NULL only the syntax is checked ({env:NAME}
+ * is not looked up: the environment belongs to the run, not the file).
+ * Grammar: "{{" is a literal '{'; "{dir}"; "{env:NAME}"; any other "{...}"
+ * is an error; '}' on its own is literal.
+ */
+static int template_walk(const char *tmpl, const char *dir, FILE *sink,
+			 char *err, size_t errlen)
+{
+	for (const char *p = tmpl; *p; p++) {
+		const char *end, *name, *value;
+		size_t len;
+
+		if (*p != '{') {
+			if (sink)
+				fputc(*p, sink);
+			continue;
+		}
+		if (p[1] == '{') {
+			if (sink)
+				fputc('{', sink);
+			p++;
+			continue;
+		}
+		end = strchr(p, '}');
+		if (!end) {
+			snprintf(err, errlen, "unterminated placeholder '%.40s' (write '{{' for a literal brace)",
+				 p);
+			return FC_USAGE;
+		}
+		name = p + 1;
+		len = (size_t)(end - name);
+		if (len == 3 && memcmp(name, "dir", 3) == 0) {
+			if (sink && !dir) {
+				snprintf(err, errlen, "placeholder '{dir}' has no value here");
+				return FC_USAGE;
+			}
+			value = dir;
+		} else if (len > 4 && memcmp(name, "env:", 4) == 0 &&
+			   env_name_valid(name + 4, len - 4)) {
+			char var[256];
+
+			if (len - 4 >= sizeof(var)) {
+				snprintf(err, errlen, "environment variable name in '%.40s' is too long", p);
+				return FC_USAGE;
+			}
+			memcpy(var, name + 4, len - 4);
+			var[len - 4] = '\0';
+			value = sink ? getenv(var) : "";
+			if (!value) {
+				snprintf(err, errlen, "environment variable '%s' is not set", var);
+				return FC_USAGE;
+			}
+		} else {
+			snprintf(err, errlen,
+				 "unknown placeholder '{%.*s}' (expected {dir} or {env:NAME})",
+				 (int)(len > 40 ? 40 : len), name);
+			return FC_USAGE;
+		}
+		if (sink)
+			fputs(value, sink);
+		p = end;
+	}
+	return 0;
+}
+
+int scenario__template_check(const char *tmpl, char *err, size_t errlen)
+{
+	return template_walk(tmpl, NULL, NULL, err, errlen);
+}
+
+int scenario_expand(const char *tmpl, const char *dir, char **out,
+		    char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *sink = open_memstream(&buf, &size);
+	int rc;
+
+	*out = NULL;
+	if (!sink) {
+		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
+		return FC_NOMEM;
+	}
+	rc = template_walk(tmpl, dir, sink, err, errlen);
+	if (fclose(sink) != 0 && rc == 0) {
+		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
+		rc = FC_NOMEM;
+	}
+	if (rc == 0 && size > TEMPLATE_MAX_OUTPUT) {
+		snprintf(err, errlen, "expansion of '%.40s' is longer than %d bytes",
+			 tmpl, TEMPLATE_MAX_OUTPUT);
+		rc = FC_USAGE;
+	}
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* ---- routes --------------------------------------------------------- */
+
+int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
+		       char buf[SCENARIO_NAME_MAX])
+{
+	if (scenario__get_strbuf(c, n, key, buf, SCENARIO_NAME_MAX) < 0)
+		return FC_USAGE;
+	for (const char *p = buf; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') ||
+			  (p != buf && (*p == '.' || *p == '_' || *p == '-'));
+		if (!ok)
+			return scenario__error(c, n,
+					       "'%s' must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
+					       key);
+	}
+	if (!buf[0])
+		return scenario__error(c, n, "'%s' must not be empty", key);
+	return 0;
+}
+
+static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char msg[256];
+
+	if (scenario__template_check(s, msg, sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s", msg);
+	return 0;
+}
+
+static int get_template(struct yctx *c, yaml_node_t *map, const char *key,
+			const char *what, char **out)
+{
+	yaml_node_t *n;
+
+	if (scenario__map_need(c, map, key, what, &n) < 0 ||
+	    scenario__get_strdup(c, n, key, out) < 0)
+		return FC_USAGE;
+	if (!**out)
+		return scenario__error(c, n, "'%s' must not be empty", key);
+	return check_template(c, n, *out);
+}
+
+static int get_argv(struct yctx *c, yaml_node_t *n, const char *key,
+		    char ***out)
+{
+	if (scenario__get_strv(c, n, key, 1, ARGV_MAX, check_template, out) < 0)
+		return FC_USAGE;
+	if (!(*out)[0][0])
+		return scenario__error(c, n, "'%s' must name a program first", key);
+	return 0;
+}
+
+static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	yaml_node_t *sql, *cmd, *cmdkey = NULL;
+
+	if (scenario__map_check(c, n, observe_keys, "observe") < 0)
+		return FC_USAGE;
+	sql = scenario__map_get(c, n, "sql", NULL);
+	cmd = scenario__map_get(c, n, "command", &cmdkey);
+	if (c->failed)
+		return FC_USAGE;
+	if (sql && cmd)
+		return scenario__error(c, cmdkey,
+				       "observe has both 'sql' and 'command' (give one)");
+	if (sql) {
+		if (scenario__get_strdup(c, sql, "sql", &r->observe_sql) < 0)
+			return FC_USAGE;
+		if (!r->observe_sql[0])
+			return scenario__error(c, sql, "'sql' must not be empty");
+		return 0;
+	}
+	if (cmd)
+		return get_argv(c, cmd, "command", &r->observe_command);
+	return scenario__error(c, n, "observe needs 'sql' or 'command'");
+}
+
+static int parse_expect(struct yctx *c, yaml_node_t *n, enum expectation *out)
+{
+	const char *v;
+
+	if (scenario__get_str(c, n, "expect", &v) < 0)
+		return FC_USAGE;
+	for (size_t e = 0; e < EXPECTATION_COUNT; e++) {
+		if (strcmp(v, expectation_names[e]) == 0) {
+			*out = (enum expectation)e;
+			return 0;
+		}
+	}
+	return scenario__error(c, n,
+			       "unknown expectation '%.40s' (expected certified, certified-automatic, certified-fail-closed or rejected)",
+			       v);
+}
+
+static int env_entry(struct yctx *c, yaml_node_pair_t *p, char **out)
+{
+	yaml_node_t *k = scenario__node(c, p->key), *v;
+	const char *name, *value;
+
+	if (!k || scenario__get_str(c, k, "env", &name) < 0)
+		return FC_USAGE;
+	if (!env_name_valid(name, strlen(name)))
+		return scenario__error(c, k, "'%.40s' is not an environment variable name",
+				       name);
+	if (strncmp(name, "FENCECERT_", 10) == 0)
+		return scenario__error(c, k,
+				       "environment variable '%.40s' is set by the harness and cannot be overridden",
+				       name);
+	v = scenario__node(c, p->value);
+	if (!v || scenario__get_str(c, v, name, &value) < 0 ||
+	    check_template(c, v, value) < 0)
+		return FC_USAGE;
+	if (asprintf(out, "%s=%s", name, value) < 0) {
+		*out = NULL;
+		scenario__error(c, v, "out of memory");
+		return FC_NOMEM;
+	}
+	return 0;
+}
+
+static int parse_env(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	size_t count, i = 0;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return scenario__error(c, n, "'env' must be a mapping, got %s",
+				       scenario__kind(n));
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	if (count > ENV_MAX)
+		return scenario__error(c, n, "'env' has more than %d entries", ENV_MAX);
+	free(r->env);
+	r->env = calloc(count + 1, sizeof(char *));
+	if (!r->env) {
+		scenario__error(c, n, "out of memory");
+		return FC_NOMEM;
+	}
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     p < n->data.mapping.pairs.top; p++, i++) {
+		int rc = env_entry(c, p, &r->env[i]);
+
+		if (rc < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++) {
+			size_t len = strcspn(r->env[i], "=");
+
+			if (strncmp(r->env[j], r->env[i], len + 1) == 0)
+				return scenario__error(c, scenario__node(c, p->key),
+						       "duplicate key '%.*s' in env",
+						       (int)len, r->env[i]);
+		}
+	}
+	return 0;
+}
+
+static int parse_route(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	yaml_node_t *v;
+
+	r->line = (int)n->start_mark.line + 1;
+	r->column = (int)n->start_mark.column + 1;
+	r->expect = EXPECT_CERTIFIED;
+	r->env = calloc(1, sizeof(char *));
+	if (!r->env) {
+		scenario__error(c, n, "out of memory");
+		return FC_NOMEM;
+	}
+	if (scenario__map_check(c, n, route_keys, "route") < 0 ||
+	    scenario__map_need(c, n, "name", "route", &v) < 0 ||
+	    scenario__get_name(c, v, "name", r->name) < 0 ||
+	    scenario__map_need(c, n, "command", "route", &v) < 0 ||
+	    get_argv(c, v, "command", &r->command) < 0 ||
+	    get_template(c, n, "journal", "route", &r->journal) < 0 ||
+	    get_template(c, n, "target", "route", &r->target) < 0 ||
+	    scenario__map_need(c, n, "observe", "route", &v) < 0 ||
+	    parse_observe(c, v, r) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "expect", NULL)) &&
+	    parse_expect(c, v, &r->expect) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "env", NULL)) && parse_env(c, v, r) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_routes(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'routes' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count < 1 || count > SUITE_MAX_ROUTES)
+		return scenario__error(c, list, "'routes' must have 1 to %d entries, got %zu",
+				       SUITE_MAX_ROUTES, count);
+	s->routes = calloc(count, sizeof(*s->routes));
+	if (!s->routes) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct route_spec *r = &s->routes[i];
+
+		s->nroutes = i + 1; /* so suite_free releases a half-built route */
+		if (!n || parse_route(c, n, r) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->routes[j].name, r->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate route name '%s' (first at line %d)",
+						       r->name, s->routes[j].line);
+	}
+	return 0;
+}
+
+/* ---- workload and orchestrator -------------------------------------- */
+
+static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
+		   long long min, long long max, int *out)
+{
+	yaml_node_t *v = scenario__map_get(c, map, key, NULL);
+
+	if (c->failed)
+		return FC_USAGE;
+	return v ? scenario__get_int(c, v, key, min, max, out) : 0;
+}
+
+static bool table_name_valid(const char *s)
+{
+	return env_name_valid(s, strlen(s)); /* an SQL identifier, unquoted */
+}
+
+static int parse_workload(struct yctx *c, yaml_node_t *n, struct workload_spec *w)
+{
+	yaml_node_t *v;
+
+	if (scenario__map_check(c, n, workload_keys, "workload") < 0 ||
+	    opt_int(c, n, "operations", 1, 1000, &w->operations) < 0 ||
+	    opt_int(c, n, "rows_per_operation", 1, 1000000,
+		    &w->rows_per_operation) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "seed", NULL)) &&
+	    scenario__get_u64(c, v, "seed", &w->seed) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "strategy", NULL))) {
+		const char *name;
+		const char *const *k;
+
+		if (scenario__get_str(c, v, "strategy", &name) < 0)
+			return FC_USAGE;
+		for (k = strategies; *k && strcmp(name, *k) != 0; k++)
+			;
+		if (!*k)
+			return scenario__error(c, v,
+					       "unknown strategy '%.40s' (expected append, replace or upsert)",
+					       name);
+		snprintf(w->strategy, sizeof(w->strategy), "%s", *k);
+	}
+	if ((v = scenario__map_get(c, n, "table", NULL))) {
+		if (scenario__get_strbuf(c, v, "table", w->table,
+					 sizeof(w->table)) < 0)
+			return FC_USAGE;
+		if (!table_name_valid(w->table))
+			return scenario__error(c, v,
+					       "'table' must be an SQL identifier ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+					       w->table);
+	}
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_orchestrator(struct yctx *c, yaml_node_t *n,
+			      struct orchestrator_spec *o)
+{
+	if (scenario__map_check(c, n, orchestrator_keys, "orchestrator") < 0 ||
+	    opt_int(c, n, "retries", 0, 20, &o->retries) < 0 ||
+	    opt_int(c, n, "zombie_delay_ms", 0, 3600000, &o->zombie_delay_ms) < 0 ||
+	    opt_int(c, n, "attempt_timeout_ms", 1, 86400000,
+		    &o->attempt_timeout_ms) < 0 ||
+	    opt_int(c, n, "lease_ttl_ms", 1, 3600000, &o->lease_ttl_ms) < 0)
+		return FC_USAGE;
+	return 0;
+}
+
+/* ---- the suite ------------------------------------------------------ */
+
+static void set_defaults(struct suite *s)
+{
+	s->version = 1;
+	s->workload.operations = 1;
+	s->workload.rows_per_operation = 100;
+	s->workload.seed = 1;
+	strcpy(s->workload.strategy, "append");
+	strcpy(s->workload.table, "events");
+	s->orchestrator.retries = 3;
+	s->orchestrator.zombie_delay_ms = 500;
+	s->orchestrator.attempt_timeout_ms = 30000;
+	s->orchestrator.lease_ttl_ms = 200;
+}
+
+static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
+{
+	yaml_node_t *v;
+	int version;
+
+	if (root->type != YAML_MAPPING_NODE)
+		return scenario__error(c, root, "a suite must be a mapping, got %s",
+				       scenario__kind(root));
+	/* Invariant 3: the version decides which keys exist. */
+	if (scenario__map_need(c, root, "version", "suite", &v) < 0 ||
+	    scenario__get_int(c, v, "version", 0, 1000000, &version) < 0)
+		return FC_USAGE;
+	if (version != 1)
+		return scenario__error(c, v,
+				       "unsupported version %d (this fencecert reads version 1)",
+				       version);
+	if (scenario__map_check(c, root, suite_keys, "suite") < 0 ||
+	    scenario__map_need(c, root, "suite", "suite", &v) < 0 ||
+	    scenario__get_name(c, v, "suite", s->name) < 0 ||
+	    scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
+	    parse_routes(c, v, s) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, root, "workload", NULL)) &&
+	    parse_workload(c, v, &s->workload) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, root, "orchestrator", NULL)) &&
+	    parse_orchestrator(c, v, &s->orchestrator) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, root, "scenarios", "suite", &v) < 0)
+		return FC_USAGE;
+	return scenario__parse_scenarios(c, v, s);
+}
+
+/* "FILE:LINE:COLUMN: yaml syntax error: ..." from libyaml's problem. */
+static int syntax_error(yaml_parser_t *p, const char *name, const char *buf,
+			size_t len, char *err, size_t errlen)
+{
+	size_t line = p->problem_mark.line + 1, column = p->problem_mark.column + 1;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader reports a byte offset, not a mark. */
+		size_t off = p->problem_offset < len ? p->problem_offset : len;
+
+		line = 1, column = 1;
+		for (size_t i = 0; i < off; i++, column++)
+			if (buf[i] == '\n')
+				line++, column = 0;
+	}
+	snprintf(err, errlen, "%s:%zu:%zu: yaml syntax error: %s%s%s%s", name,
+		 line, column, p->problem ? p->problem : "unknown problem",
+		 p->context ? " (" : "", p->context ? p->context : "",
+		 p->context ? ")" : "");
+	return FC_USAGE;
+}
+
+/* Load the single document of buf into doc.  0, or an error with err set. */
+static int load_document(const char *name, const char *buf, size_t len,
+			 yaml_document_t *doc, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	int rc = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, doc)) {
+		rc = syntax_error(&parser, name, buf, len, err, errlen);
+		yaml_parser_delete(&parser);
+		return rc;
+	}
+	if (!yaml_document_get_root_node(doc)) {
+		snprintf(err, errlen, "%s:1:1: suite is empty", name);
+		rc = FC_USAGE;
+	} else if (doc->nodes.top - doc->nodes.start > SUITE_MAX_NODES) {
+		snprintf(err, errlen, "%s:1:1: suite has more than %d nodes", name,
+			 SUITE_MAX_NODES);
+		rc = FC_USAGE;
+	} else if (!yaml_parser_load(&parser, &extra)) {
+		rc = syntax_error(&parser, name, buf, len, err, errlen);
+	} else {
+		root = yaml_document_get_root_node(&extra);
+		if (root) {
+			snprintf(err, errlen,
+				 "%s:%zu:%zu: a suite file holds one YAML document, found another",
+				 name, root->start_mark.line + 1,
+				 root->start_mark.column + 1);
+			rc = FC_USAGE;
+		}
+		yaml_document_delete(&extra);
+	}
+	if (rc < 0)
+		yaml_document_delete(doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int suite_load_buffer(const char *name, const char *buf, size_t len,
+		      struct suite **out, char *err, size_t errlen)
+{
+	yaml_document_t doc;
+	struct yctx c = {
+		.doc = &doc, .file = name, .err = err, .errlen = errlen,
+		.budget = SUITE_VISIT_BUDGET,
+	};
+	struct suite *s;
+	int rc;
+
+	*out = NULL;
+	if (len > SUITE_MAX_BYTES) {
+		snprintf(err, errlen, "%s:1:1: suite is larger than %d bytes", name,
+			 SUITE_MAX_BYTES);
+		return FC_USAGE;
+	}
+	rc = load_document(name, buf, len, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(name))) {
+		free(s);
+		yaml_document_delete(&doc);
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	set_defaults(s);
+	rc = parse_suite(&c, yaml_document_get_root_node(&doc), s);
+	yaml_document_delete(&doc);
+	if (rc < 0 || c.failed) {
+		suite_free(s);
+		return rc < 0 ? rc : FC_USAGE;
+	}
+	identity_buffer_digest(buf, len, s->digest);
+	*out = s;
+	return 0;
+}
+
+int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd, rc;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot read suite '%s': %s", path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return FC_IO;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > SUITE_MAX_BYTES) {
+		snprintf(err, errlen, "cannot read suite '%s': %s", path,
+			 S_ISREG(st.st_mode) ? "larger than 1 MiB" : "not a regular file");
+		close(fd);
+		return S_ISREG(st.st_mode) ? FC_USAGE : FC_IO;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errlen, "cannot read suite '%s': out of memory", path);
+		return FC_NOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot read suite '%s': %s", path,
+				 n < 0 ? strerror(errno) : "file shrank while reading");
+			free(buf);
+			close(fd);
+			return FC_IO;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	rc = suite_load_buffer(path, buf, got, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+void suite_free(struct suite *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nroutes; i++) {
+		struct route_spec *r = &s->routes[i];
+
+		scenario__strv_free(r->command);
+		free(r->journal);
+		free(r->target);
+		free(r->observe_sql);
+		scenario__strv_free(r->observe_command);
+		scenario__strv_free(r->env);
+	}
+	free(s->routes);
+	for (size_t i = 0; i < s->nscenarios; i++)
+		scenario__scenario_release(&s->scenarios[i]);
+	free(s->scenarios);
+	free(s->path);
+	free(s);
+}

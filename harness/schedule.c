@@ -1,0 +1,316 @@
+/*
+ * schedule.c -- the string form of a fault schedule (grammar in schedule.h).
+ *
+ * Invariants:
+ *   1. Round trip: for every fault list in normal form (see
+ *      scenario_faults.c), schedule_parse(schedule_format(f)) == f, field by
+ *      field (line/column are 0 after parsing: a string has no file).
+ *   2. One canonical string per schedule: format omits defaults ('#1',
+ *      '/op0') and always writes a pause's '>' resume, so reports can
+ *      compare schedules as strings.  Parse also takes the forms people
+ *      type -- an explicit '#1', a pause without '>' (resume next), long
+ *      action names -- and format(parse(s)) is their canonical form.
+ *      Numbers have no leading zeros, so '/op0' and '@01' are refused.
+ *   3. Fields that do not apply to an action are ignored by format and zero
+ *      after parse; a value format would have to print must be valid, or
+ *      format refuses (FC_USAGE) rather than write an unreplayable string.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+#include "scenario_impl.h"
+
+#define NUMBER_MAX 1000000
+
+static const struct {
+	char letter;
+	enum fault_action action;
+} letters[] = {
+	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
+	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
+	{ 's', FAULT_CHANGE_SOURCE },
+};
+#define NLETTERS (sizeof(letters) / sizeof(letters[0]))
+
+static bool at_failpoint(enum fault_action a)
+{
+	return a == FAULT_KILL || a == FAULT_PAUSE || a == FAULT_FAIL;
+}
+
+static int format_one(const struct fault *f, char *buf, size_t size)
+{
+	char op[24] = "", hit[24] = "", resume[FAILPOINT_NAME_MAX + 2] = "";
+	char letter = 0;
+
+	for (size_t i = 0; i < NLETTERS; i++)
+		if (letters[i].action == f->action)
+			letter = letters[i].letter;
+	if (!letter || f->operation < 0 || f->operation > NUMBER_MAX)
+		return FC_USAGE;
+	if (f->operation > 0)
+		snprintf(op, sizeof(op), "/op%d", f->operation);
+	if (!at_failpoint(f->action)) {
+		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
+			return FC_USAGE;
+		return snprintf(buf, size, "%c@%d%s", letter, f->after_attempt, op);
+	}
+	if (!scenario__failpoint_valid(f->failpoint,
+				       strnlen(f->failpoint, FAILPOINT_NAME_MAX)) ||
+	    f->attempt < 1 || f->attempt > NUMBER_MAX || f->hit < 1 ||
+	    f->hit > NUMBER_MAX)
+		return FC_USAGE;
+	if (f->hit != 1)
+		snprintf(hit, sizeof(hit), "#%d", f->hit);
+	if (f->action == FAULT_PAUSE) {
+		switch (f->resume) {
+		case RESUME_AFTER_NEXT_ATTEMPT:
+			strcpy(resume, ">next");
+			break;
+		case RESUME_NEVER:
+			strcpy(resume, ">never");
+			break;
+		case RESUME_AT_NEXT_FAILPOINT:
+			if (!scenario__failpoint_valid(f->resume_at,
+						       strnlen(f->resume_at, FAILPOINT_NAME_MAX)))
+				return FC_USAGE;
+			snprintf(resume, sizeof(resume), ">%s", f->resume_at);
+			break;
+		default:
+			return FC_USAGE;
+		}
+	}
+	return snprintf(buf, size, "%c:%s@%d%s%s%s", letter, f->failpoint,
+			f->attempt, hit, op, resume);
+}
+
+int schedule_format(const struct fault *faults, size_t n, char *out,
+		    size_t outlen)
+{
+	size_t used = 0;
+
+	if (outlen == 0)
+		return FC_USAGE;
+	if (n == 0) {
+		if (outlen < sizeof("clean"))
+			return FC_USAGE;
+		strcpy(out, "clean");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int len;
+
+		if (i > 0) {
+			if (used + 1 >= outlen)
+				goto too_long;
+			out[used++] = ';';
+		}
+		len = format_one(&faults[i], out + used, outlen - used);
+		if (len < 0) {
+			out[0] = '\0';
+			return FC_USAGE;
+		}
+		if ((size_t)len >= outlen - used)
+			goto too_long;
+		used += (size_t)len;
+	}
+	out[used] = '\0';
+	return 0;
+too_long:
+	out[0] = '\0';
+	return FC_USAGE;
+}
+
+/* ---- parsing -------------------------------------------------------- */
+
+struct cursor {
+	const char *s;     /* the whole string, for messages */
+	const char *p;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct cursor *c, const char *expected)
+{
+	size_t pos = (size_t)(c->p - c->s) + 1;
+
+	if (*c->p)
+		snprintf(c->err, c->errlen,
+			 "bad schedule '%.80s': unexpected '%c' at position %zu, expected %s",
+			 c->s, *c->p, pos, expected);
+	else
+		snprintf(c->err, c->errlen,
+			 "bad schedule '%.80s': ends at position %zu, expected %s",
+			 c->s, pos, expected);
+	return FC_USAGE;
+}
+
+static bool name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+static int parse_number(struct cursor *c, const char *what, int *out)
+{
+	const char *start = c->p;
+	long v = 0;
+
+	if (*c->p < '0' || *c->p > '9')
+		return fail(c, what);
+	if (*c->p == '0')
+		return fail(c, "a number from 1 (no leading zeros)");
+	while (*c->p >= '0' && *c->p <= '9') {
+		v = v * 10 + (*c->p - '0');
+		if (v > NUMBER_MAX) {
+			c->p = start;
+			return fail(c, "a number up to 1000000");
+		}
+		c->p++;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_name(struct cursor *c, char buf[FAILPOINT_NAME_MAX])
+{
+	const char *start = c->p;
+	size_t len;
+
+	while (name_char(*c->p))
+		c->p++;
+	len = (size_t)(c->p - start);
+	if (!scenario__failpoint_valid(start, len)) {
+		c->p = start;
+		return fail(c, "a failpoint name (1 to 63 of [A-Za-z0-9_], not next/never/clean/all)");
+	}
+	memcpy(buf, start, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int parse_action(struct cursor *c, enum fault_action *out)
+{
+	size_t len = strcspn(c->p, ":@;");
+	char word[24];
+
+	if (len == 1) {
+		for (size_t i = 0; i < NLETTERS; i++) {
+			if (letters[i].letter == *c->p) {
+				*out = letters[i].action;
+				c->p++;
+				return 0;
+			}
+		}
+	} else if (len > 1 && len < sizeof(word)) {
+		/* The long names are accepted for hand-written schedules. */
+		memcpy(word, c->p, len);
+		word[len] = '\0';
+		if (fault_action_parse(word, out) == 0) {
+			c->p += len;
+			return 0;
+		}
+	}
+	return fail(c, "an action (k, p, f, x, l, s)");
+}
+
+static int parse_resume(struct cursor *c, struct fault *f)
+{
+	if (strncmp(c->p, "next", 4) == 0 && !name_char(c->p[4])) {
+		f->resume = RESUME_AFTER_NEXT_ATTEMPT;
+		c->p += 4;
+		return 0;
+	}
+	if (strncmp(c->p, "never", 5) == 0 && !name_char(c->p[5])) {
+		f->resume = RESUME_NEVER;
+		c->p += 5;
+		return 0;
+	}
+	f->resume = RESUME_AT_NEXT_FAILPOINT;
+	return parse_name(c, f->resume_at);
+}
+
+static int parse_fault(struct cursor *c, struct fault *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (parse_action(c, &f->action) < 0)
+		return FC_USAGE;
+	if (at_failpoint(f->action)) {
+		if (*c->p != ':')
+			return fail(c, "':' and a failpoint");
+		c->p++;
+		if (parse_name(c, f->failpoint) < 0)
+			return FC_USAGE;
+		if (*c->p != '@')
+			return fail(c, "'@' and an attempt");
+		c->p++;
+		if (parse_number(c, "an attempt number", &f->attempt) < 0)
+			return FC_USAGE;
+		f->hit = 1;
+		if (*c->p == '#') {
+			c->p++;
+			if (parse_number(c, "a hit number", &f->hit) < 0)
+				return FC_USAGE;
+		}
+	} else {
+		if (*c->p != '@')
+			return fail(c, "'@' and the attempt it follows");
+		c->p++;
+		if (parse_number(c, "an attempt number", &f->after_attempt) < 0)
+			return FC_USAGE;
+	}
+	if (strncmp(c->p, "/op", 3) == 0) {
+		c->p += 3;
+		if (parse_number(c, "an operation number", &f->operation) < 0)
+			return FC_USAGE;
+	}
+	if (f->action == FAULT_PAUSE && *c->p == '>') {
+		c->p++;
+		if (parse_resume(c, f) < 0)
+			return FC_USAGE;
+	}
+	if (*c->p != ';' && *c->p != '\0')
+		return fail(c, f->action == FAULT_PAUSE ? "'#', '/op', '>', ';' or the end"
+			    : at_failpoint(f->action) ? "'#', '/op', ';' or the end"
+			    : "'/op', ';' or the end");
+	return 0;
+}
+
+int schedule_parse(const char *s, struct fault **faults, size_t *n,
+		   char *err, size_t errlen)
+{
+	struct cursor c = { .s = s, .p = s, .err = err, .errlen = errlen };
+	struct fault *v;
+	size_t count = 1, len = strlen(s);
+
+	*faults = NULL;
+	*n = 0;
+	if (len >= SCHEDULE_STR_MAX) {
+		snprintf(err, errlen, "bad schedule: longer than %d characters",
+			 SCHEDULE_STR_MAX - 1);
+		return FC_USAGE;
+	}
+	if (strcmp(s, "clean") == 0)
+		return 0;
+	if (len == 0)
+		return fail(&c, "a fault or 'clean'");
+	for (const char *p = s; *p; p++)
+		count += *p == ';';
+	v = calloc(count, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory parsing a schedule");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (i > 0)
+			c.p++; /* the ';' parse_fault stopped at */
+		if (parse_fault(&c, &v[i]) < 0) {
+			free(v);
+			return FC_USAGE;
+		}
+	}
+	*faults = v;
+	*n = count;
+	return 0;
+}

@@ -1,0 +1,308 @@
+/*
+ * test_schedule.c -- the string form of fault schedules (harness/schedule.c).
+ *
+ * The property that matters: a schedule printed in a report replays as the
+ * same faults.  Checked on a table of known strings and on many generated
+ * fault lists; then the strings people type that must be refused, each at a
+ * known position.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/schedule.h"
+
+static bool fault_equal(const struct fault *a, const struct fault *b)
+{
+	return a->action == b->action && a->attempt == b->attempt &&
+	       a->after_attempt == b->after_attempt &&
+	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
+	       a->operation == b->operation && a->resume == b->resume &&
+	       strcmp(a->resume_at, b->resume_at) == 0;
+}
+
+static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
+			  int hit, int op)
+{
+	struct fault f = { .action = a, .attempt = attempt, .hit = hit,
+			   .operation = op };
+
+	snprintf(f.failpoint, sizeof(f.failpoint), "%s", fp);
+	return f;
+}
+
+static struct fault between(enum fault_action a, int after, int op)
+{
+	return (struct fault){ .action = a, .after_attempt = after, .operation = op };
+}
+
+/* Known faults and their one canonical string. */
+static void test_known_strings(void **state)
+{
+	struct fault resume_at = at_fp(FAULT_PAUSE, "after_prepared", 1, 1, 0);
+	struct fault never = at_fp(FAULT_PAUSE, "a", 1, 1, 0);
+	struct {
+		struct fault f;
+		const char *s;
+	} table[] = {
+		{ at_fp(FAULT_KILL, "after_target_commit", 1, 1, 0), "k:after_target_commit@1" },
+		{ at_fp(FAULT_PAUSE, "after_committing", 1, 1, 0), "p:after_committing@1>next" },
+		{ at_fp(FAULT_FAIL, "before_target_commit", 2, 3, 2), "f:before_target_commit@2#3/op2" },
+		{ between(FAULT_LOSE_XCOM, 1, 0), "x@1" },
+		{ between(FAULT_LOSE_POD, 2, 0), "l@2" },
+		{ between(FAULT_CHANGE_SOURCE, 1, 1), "s@1/op1" },
+		{ resume_at, "p:after_prepared@1>after_reconcile_probe" },
+		{ never, "p:a@1>never" },
+	};
+
+	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
+	strcpy(table[6].f.resume_at, "after_reconcile_probe");
+	table[7].f.resume = RESUME_NEVER;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		char out[SCHEDULE_STR_MAX], err[256];
+		struct fault *back;
+		size_t n;
+
+		assert_int_equal(schedule_format(&table[i].f, 1, out, sizeof(out)), 0);
+		assert_string_equal(out, table[i].s);
+		if (schedule_parse(table[i].s, &back, &n, err, sizeof(err)) != 0)
+			fail_msg("'%s': %s", table[i].s, err);
+		assert_int_equal(n, 1);
+		assert_true(fault_equal(&back[0], &table[i].f));
+		assert_int_equal(back[0].line, 0);
+		free(back);
+	}
+}
+
+static void test_clean(void **state)
+{
+	char out[16], err[256];
+	struct fault *f = (struct fault *)&f;
+	size_t n = 99;
+
+	assert_int_equal(schedule_format(NULL, 0, out, sizeof(out)), 0);
+	assert_string_equal(out, "clean");
+	assert_int_equal(schedule_parse("clean", &f, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	assert_null(f);
+}
+
+/* Forms people type, and the canonical string each one becomes. */
+static void test_accepted_forms(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "p:after_committing@1#1>next;x@1/op2", "p:after_committing@1>next;x@1/op2" },
+		{ "kill:after_intent@2", "k:after_intent@2" },
+		{ "pause:x@1", "p:x@1>next" },
+		{ "lose_xcom@1;lose_pod@1;change_source@2/op3", "x@1;l@1;s@2/op3" },
+		{ "p:a@1>next2", "p:a@1>next2" },
+		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		char out[SCHEDULE_STR_MAX], err[256];
+		struct fault *f;
+		size_t n;
+
+		if (schedule_parse(pairs[i][0], &f, &n, err, sizeof(err)) != 0)
+			fail_msg("'%s': %s", pairs[i][0], err);
+		assert_int_equal(schedule_format(f, n, out, sizeof(out)), 0);
+		assert_string_equal(out, pairs[i][1]);
+		free(f);
+	}
+}
+
+static uint64_t next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void random_name(uint64_t *rng, char *buf, size_t maxlen)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+	size_t len = 1 + next(rng) % maxlen;
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = chars[next(rng) % (sizeof(chars) - 1)];
+	buf[len] = '\0';
+	if (strcmp(buf, "next") == 0 || strcmp(buf, "never") == 0 ||
+	    strcmp(buf, "clean") == 0 || strcmp(buf, "all") == 0)
+		strcpy(buf, "fp");
+}
+
+/* A random fault in the normal form the suite loader produces. */
+static struct fault random_fault(uint64_t *rng)
+{
+	static const int numbers[] = { 1, 2, 3, 9, 10, 21, 999, 1000000 };
+	struct fault f = { .action = (enum fault_action)(next(rng) % FAULT_ACTION_COUNT) };
+
+	if (next(rng) % 2)
+		f.operation = numbers[next(rng) % 8];
+	if (f.action == FAULT_KILL || f.action == FAULT_PAUSE ||
+	    f.action == FAULT_FAIL) {
+		random_name(rng, f.failpoint, FAILPOINT_NAME_MAX - 1);
+		f.attempt = numbers[next(rng) % 8];
+		f.hit = next(rng) % 2 ? 1 : numbers[next(rng) % 8];
+		if (f.action == FAULT_PAUSE) {
+			f.resume = (enum fault_resume)(next(rng) % 3);
+			if (f.resume == RESUME_AT_NEXT_FAILPOINT)
+				random_name(rng, f.resume_at, 12);
+		}
+	} else {
+		f.after_attempt = numbers[next(rng) % 8];
+	}
+	return f;
+}
+
+static void test_round_trip_property(void **state)
+{
+	uint64_t rng = 42;
+	int checked = 0, too_long = 0;
+
+	for (int round = 0; round < 20000; round++) {
+		struct fault in[40], *back;
+		size_t n = next(&rng) % 40, got;
+		char s[SCHEDULE_STR_MAX], again[SCHEDULE_STR_MAX], err[256];
+
+		for (size_t i = 0; i < n; i++)
+			in[i] = random_fault(&rng);
+		if (schedule_format(in, n, s, sizeof(s)) != 0) {
+			/* Only length may refuse a normal-form list. */
+			too_long++;
+			assert_string_equal(s, "");
+			continue;
+		}
+		if (schedule_parse(s, &back, &got, err, sizeof(err)) != 0)
+			fail_msg("'%s': %s", s, err);
+		assert_int_equal(got, n);
+		for (size_t i = 0; i < n; i++)
+			if (!fault_equal(&in[i], &back[i]))
+				fail_msg("fault %zu changed through '%s'", i, s);
+		assert_int_equal(schedule_format(back, got, again, sizeof(again)), 0);
+		assert_string_equal(s, again);
+		free(back);
+		checked++;
+	}
+	assert_true(checked > 10000);
+	assert_true(too_long > 0); /* the generator reaches the length limit */
+}
+
+static void test_bad_strings(void **state)
+{
+	static const struct {
+		const char *s;
+		const char *want;
+	} table[] = {
+		{ "", "ends at position 1" },
+		{ "k", "ends at position 2, expected ':'" },
+		{ "k:", "ends at position 3, expected a failpoint name" },
+		{ "k:@1", "unexpected '@' at position 3" },
+		{ "k:a", "ends at position 4, expected '@'" },
+		{ "k:a@", "ends at position 5, expected an attempt number" },
+		{ "k:a@0", "unexpected '0' at position 5" },
+		{ "k:a@01", "unexpected '0' at position 5" },
+		{ "k:a@1;", "ends at position 7, expected an action" },
+		{ ";k:a@1", "unexpected ';' at position 1, expected an action" },
+		{ "k:a@1#0", "unexpected '0' at position 7" },
+		{ "k:a@1/op0", "unexpected '0' at position 9" },
+		{ "k:a@1>next", "unexpected '>' at position 6" },
+		{ "x:a@1", "unexpected ':' at position 2" },
+		{ "x@1#2", "unexpected '#' at position 4" },
+		{ "z:a@1", "unexpected 'z' at position 1" },
+		{ "k:a b@1", "unexpected ' ' at position 4" },
+		{ "k:next@1", "unexpected 'n' at position 3, expected a failpoint name" },
+		{ "k:a@1000001", "position 5, expected a number up to 1000000" },
+		{ "clean;k:a@1", "unexpected 'c' at position 1" },
+		{ "k:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@1",
+		  "unexpected 'a' at position 3" },
+		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
+		{ "k:a@1#2#3", "unexpected '#' at position 8" },
+		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		struct fault *f = (struct fault *)&f;
+		size_t n = 99;
+		char err[512];
+
+		assert_int_equal(schedule_parse(table[i].s, &f, &n, err, sizeof(err)),
+				 FC_USAGE);
+		assert_null(f);
+		assert_int_equal(n, 0);
+		if (!strstr(err, table[i].want))
+			fail_msg("'%s': want '%s', got '%s'", table[i].s, table[i].want, err);
+	}
+}
+
+static void test_too_long_input(void **state)
+{
+	char s[SCHEDULE_STR_MAX + 8], err[256];
+	struct fault *f;
+	size_t n;
+
+	memset(s, 'x', sizeof(s) - 1);
+	s[sizeof(s) - 1] = '\0';
+	assert_int_equal(schedule_parse(s, &f, &n, err, sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "longer than 1023"));
+}
+
+/* format refuses what it could not replay, and what does not fit. */
+static void test_format_refuses(void **state)
+{
+	struct fault ok = at_fp(FAULT_KILL, "after_intent", 1, 1, 0);
+	struct fault bad[] = {
+		at_fp(FAULT_KILL, "", 1, 1, 0),
+		at_fp(FAULT_KILL, "has space", 1, 1, 0),
+		at_fp(FAULT_KILL, "next", 1, 1, 0),
+		at_fp(FAULT_KILL, "a", 0, 1, 0),
+		at_fp(FAULT_KILL, "a", 1, 0, 0),
+		at_fp(FAULT_KILL, "a", 1, 1, -1),
+		between(FAULT_LOSE_XCOM, 0, 0),
+		at_fp(FAULT_ACTION_COUNT, "a", 1, 1, 0),
+	};
+	struct fault pause = at_fp(FAULT_PAUSE, "a", 1, 1, 0);
+	struct fault many[200];
+	char out[SCHEDULE_STR_MAX];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strcpy(out, "junk");
+		assert_int_equal(schedule_format(&bad[i], 1, out, sizeof(out)), FC_USAGE);
+		assert_string_equal(out, "");
+	}
+	pause.resume = RESUME_AT_NEXT_FAILPOINT; /* with an empty resume_at */
+	assert_int_equal(schedule_format(&pause, 1, out, sizeof(out)), FC_USAGE);
+	/* Fits exactly / one byte short. */
+	assert_int_equal(schedule_format(&ok, 1, out, strlen("k:after_intent@1") + 1), 0);
+	assert_int_equal(schedule_format(&ok, 1, out, strlen("k:after_intent@1")), FC_USAGE);
+	assert_int_equal(schedule_format(NULL, 0, out, 5), FC_USAGE);
+	for (size_t i = 0; i < 200; i++)
+		many[i] = ok;
+	assert_int_equal(schedule_format(many, 200, out, sizeof(out)), FC_USAGE);
+	assert_int_equal(schedule_format(many, 50, out, sizeof(out)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_known_strings),
+		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_accepted_forms),
+		cmocka_unit_test(test_round_trip_property),
+		cmocka_unit_test(test_bad_strings),
+		cmocka_unit_test(test_too_long_input),
+		cmocka_unit_test(test_format_refuses),
+	};
+
+	return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
+}
