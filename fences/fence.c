@@ -26,11 +26,12 @@
 static const struct fence_ops *const backends[] = {
 	&fence_sqlite_ops,
 	&fence_fs_ops,
+	&fence_etcd_ops,
 	NULL,
 };
 
 /* Schemes the SPEC names whose fence has not landed yet. */
-static const char *const not_yet[] = { "postgresql", "postgres", "etcd", NULL };
+static const char *const not_yet[] = { "postgresql", "postgres", NULL };
 
 #define TABLE_NAME_MAX 63
 
@@ -65,8 +66,8 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 
 	*out = NULL;
 	if (!url || !(len = scheme_len(url))) {
-		snprintf(err, errlen, "target url '%s' has no scheme "
-			 "(expected sqlite:PATH or file:DIR)", url ? url : "");
+		snprintf(err, errlen, "target url '%s' has no scheme (expected "
+			 "sqlite:PATH, file:DIR or etcd://...)", url ? url : "");
 		return FC_USAGE;
 	}
 	for (const char *const *s = not_yet; *s; s++) {
@@ -80,8 +81,8 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 		if (scheme_is(url, len, (*b)->scheme))
 			ops = *b;
 	if (!ops) {
-		snprintf(err, errlen, "unknown target scheme in '%.*s:' "
-			 "(expected sqlite:PATH or file:DIR)", (int)len, url);
+		snprintf(err, errlen, "unknown target scheme in '%.*s:' (expected "
+			 "sqlite:PATH, file:DIR or etcd://...)", (int)len, url);
 		return FC_USAGE;
 	}
 	f = calloc(1, sizeof(*f));

@@ -30,5 +30,6 @@ int fence__fail(fence *f, int code, const char *fmt, ...)
 
 extern const struct fence_ops fence_sqlite_ops;
 extern const struct fence_ops fence_fs_ops;
+extern const struct fence_ops fence_etcd_ops;
 
 #endif
