@@ -25,6 +25,7 @@ int cmd_gate(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_target(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The exit status documented above for an fc_error code. */
 int cli_exit_code(int code);

@@ -19,6 +19,7 @@ static const struct command {
 	{ "merge", cmd_merge, "combine shard reports into one" },
 	{ "recover", cmd_recover, "inspect and resolve stopped operations" },
 	{ "target", cmd_target, "observe a target: rows, fences, probe" },
+	{ "report", cmd_report, "render a report.json as JUnit, Markdown, HTML" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,10 +1,615 @@
-/* reports/merge.c -- placeholder until the 'merge' command lands. */
+/*
+ * merge.c -- `fencecert merge OUT.json IN.json...`: shard reports of one
+ * suite (`certify --shard I/N`) into one report, as if one run had
+ * produced it.
+ *
+ * Invariants:
+ *  1. Only reports of the same run configuration merge: same schema,
+ *     tool (name, version, git revision), suite digest and seed; the same
+ *     route name must have the same definition digest and expectation in
+ *     every shard.  When shards say which shard they are ("shard":
+ *     {"index", "count"}), every shard 1..count must be present exactly
+ *     once, so a lost CI artifact cannot make a smaller run look whole.
+ *  2. Verdicts are recomputed, never copied: the union of schedules is
+ *     folded with the checker's own check_tally_add()/check_tally_verdict()
+ *     (harness/check.h).  The harness turns a verdict unverified when
+ *     exploration had a gap; a shard whose route verdict is unverified
+ *     while its own schedules fold to a certified verdict had such a gap,
+ *     and the gap is carried into the merged verdict.
+ *  3. A schedule (scenario, kind, schedule string) that appears in several
+ *     shards counts once; shards that disagree about its outcome or its
+ *     violations are refused rather than silently picked from.
+ *  4. With FENCECERT_SIGNING_KEY set, every input must verify and the
+ *     output is signed; inputs' signatures never reach the output.
+ *
+ * Exit status: 0 merged; 1 the shards do not belong together, an input's
+ * signature fails, or OUT cannot be written; 2 an input is unreadable or
+ * not a report; 64 usage.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/check.h"
 #include "../harness/cli.h"
-#include "../journal/error.h"
+#include "../harness/scenario.h"
+#include "render.h"
+#include "rview.h"
+#include "sign.h"
+
+#define EXIT_REFUSED 1
+#define EXIT_BAD_INPUT 2
+#define NOTES_MAX 20
+
+struct mroute {
+	json_t *obj;          /* the merged route being built */
+	json_t *seen;         /* schedule key -> schedule */
+	json_t *order;        /* scenario names in first-seen order */
+	json_t *by_scenario;  /* scenario -> array of schedules */
+	json_t *declared, *reached, *faulted; /* objects used as sets */
+	json_t *unobservable; /* invariant number -> entry, intersected */
+	json_t *notes;
+	long long syscalls;
+	bool gap;
+};
+
+struct merge {
+	const char *const *paths;
+	json_t **in;
+	size_t n;
+	struct mroute *routes;
+	size_t nroutes;
+	char err[1024];
+};
+
+static int fail(struct merge *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fail(struct merge *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	return FC_USAGE;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: fencecert merge OUT.json IN.json...\n"
+		"\n"
+		"Combine the shard reports of one suite (certify --shard I/N) into\n"
+		"one report.  Verdicts are recomputed from the union of schedules.\n"
+		"With $%s set, every input must carry a valid signature\n"
+		"and OUT is signed.\n"
+		"\n"
+		"exit status: 0 merged, 1 shards do not belong together (or a\n"
+		"signature fails, or OUT cannot be written), 2 unreadable or\n"
+		"invalid input, 64 usage\n", SIGN_KEY_ENV);
+}
+
+/* --- compatibility --------------------------------------------------------------- */
+
+static bool same_member(const json_t *a, const json_t *b, const char *obj,
+			const char *key)
+{
+	json_t *x = json_object_get(json_object_get(a, obj), key);
+	json_t *y = json_object_get(json_object_get(b, obj), key);
+
+	return json_equal(x, y) || (!x && !y);
+}
+
+static int check_shards(struct merge *m)
+{
+	bool any_shard = false, all_shard = true;
+	long long count = 0;
+	bool *have = NULL;
+	int rc = 0;
+
+	for (size_t i = 1; i < m->n; i++) {
+		const json_t *a = m->in[0], *b = m->in[i];
+		if (!same_member(a, b, "tool", "name") ||
+		    !same_member(a, b, "tool", "version") ||
+		    !same_member(a, b, "tool", "git_rev"))
+			return fail(m, "'%s' comes from fencecert %s (%s) but '%s' "
+				    "from %s (%s)", m->paths[i],
+				    rview_str(json_object_get(b, "tool"), "version"),
+				    rview_str(json_object_get(b, "tool"), "git_rev"),
+				    m->paths[0],
+				    rview_str(json_object_get(a, "tool"), "version"),
+				    rview_str(json_object_get(a, "tool"), "git_rev"));
+		if (!same_member(a, b, "suite", "digest"))
+			return fail(m, "'%s' ran suite %s but '%s' ran %s",
+				    m->paths[i],
+				    rview_str(json_object_get(b, "suite"), "digest"),
+				    m->paths[0],
+				    rview_str(json_object_get(a, "suite"), "digest"));
+		if (!json_equal(json_object_get(a, "seed"), json_object_get(b, "seed")) &&
+		    (json_object_get(a, "seed") || json_object_get(b, "seed")))
+			return fail(m, "'%s' and '%s' used different seeds",
+				    m->paths[i], m->paths[0]);
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		json_t *sh = json_object_get(m->in[i], "shard");
+		any_shard |= sh != NULL;
+		all_shard &= sh != NULL;
+	}
+	if (!any_shard)
+		return 0;
+	if (!all_shard)
+		return fail(m, "some inputs say which shard they are and some do "
+			    "not");
+	count = rview_int(json_object_get(m->in[0], "shard"), "count", 0);
+	have = calloc(count > 0 && count < 100000 ? (size_t)count + 1 : 1,
+		      sizeof(*have));
+	if (!have)
+		return FC_NOMEM;
+	for (size_t i = 0; i < m->n && !rc; i++) {
+		json_t *sh = json_object_get(m->in[i], "shard");
+		long long idx = rview_int(sh, "index", 0);
+		if (rview_int(sh, "count", 0) != count || count < 1 ||
+		    count >= 100000 || idx < 1 || idx > count)
+			rc = fail(m, "'%s' is shard %lld/%lld, which does not fit "
+				  "%lld shards", m->paths[i], idx,
+				  rview_int(sh, "count", 0), count);
+		else if (have[idx])
+			rc = fail(m, "shard %lld/%lld is given twice ('%s')", idx,
+				  count, m->paths[i]);
+		else
+			have[idx] = true;
+	}
+	for (long long k = 1; k <= count && !rc; k++)
+		if (!have[k])
+			rc = fail(m, "shard %lld/%lld is missing", k, count);
+	free(have);
+	return rc;
+}
+
+static int check_signatures(struct merge *m, struct sign_key *key, int *have)
+{
+	char err[256];
+
+	*have = sign_key_from_env(key);
+	if (*have < 0)
+		return fail(m, "%s is set but empty", SIGN_KEY_ENV);
+	for (size_t i = 0; *have && i < m->n; i++)
+		if (sign_verify(m->in[i], key, err, sizeof(err)))
+			return fail(m, "'%s': %s", m->paths[i], err);
+	return 0;
+}
+
+/* --- routes ---------------------------------------------------------------------- */
+
+static void mroute_release(struct mroute *mr)
+{
+	json_decref(mr->obj);
+	json_decref(mr->seen);
+	json_decref(mr->order);
+	json_decref(mr->by_scenario);
+	json_decref(mr->declared);
+	json_decref(mr->reached);
+	json_decref(mr->faulted);
+	json_decref(mr->unobservable);
+	json_decref(mr->notes);
+}
+
+static struct mroute *route_get(struct merge *m, const json_t *r)
+{
+	const char *name = rview_str(r, "name");
+	struct mroute *mr;
+
+	for (size_t i = 0; i < m->nroutes; i++)
+		if (strcmp(rview_str(m->routes[i].obj, "name"), name) == 0)
+			return &m->routes[i];
+	mr = &m->routes[m->nroutes];
+	memset(mr, 0, sizeof(*mr));
+	mr->obj = json_pack("{s:s, s:O*, s:s, s:s}", "name", name, "command",
+			    json_object_get(r, "command"), "digest", rview_str(r, "digest"), "expected",
+			    rview_str(r, "expected"));
+	mr->seen = json_object();
+	mr->order = json_array();
+	mr->by_scenario = json_object();
+	mr->declared = json_object();
+	mr->reached = json_object();
+	mr->faulted = json_object();
+	mr->notes = json_array();
+	if (!mr->obj || !mr->seen || !mr->order || !mr->by_scenario ||
+	    !mr->declared || !mr->reached || !mr->faulted || !mr->notes) {
+		mroute_release(mr);
+		return NULL;
+	}
+	if (json_object_get(r, "executable_digest"))
+		json_object_set(mr->obj, "executable_digest",
+				json_object_get(r, "executable_digest"));
+	m->nroutes++;
+	return mr;
+}
+
+static void set_add(json_t *set, const json_t *names)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(names, i, v)
+		if (json_is_string(v))
+			json_object_set_new(set, json_string_value(v), json_true());
+}
+
+/* The tally of a route's schedules, as the harness folds them. */
+static struct check_tally tally_of(const json_t *schedules)
+{
+	struct check_tally t;
+	json_t *s;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	json_array_foreach(schedules, i, s) {
+		enum schedule_outcome o;
+		if (!outcome_parse(rview_str(s, "outcome"), &o))
+			o = OUTCOME_UNVERIFIED;
+		check_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
+	}
+	return t;
+}
+
+static int add_schedule(struct merge *m, struct mroute *mr, json_t *s,
+			const char *path)
+{
+	char key[3 * 1100];
+	const char *scen = rview_str(s, "scenario");
+	json_t *prev, *list;
+
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", scen, rview_str(s, "kind"),
+		 rview_str(s, "schedule"));
+	prev = json_object_get(mr->seen, key);
+	if (prev) {
+		if (strcmp(rview_str(prev, "outcome"), rview_str(s, "outcome")) ||
+		    !json_equal(json_object_get(prev, "violations"),
+				json_object_get(s, "violations")))
+			return fail(m, "route '%s' schedule '%s %s' differs between "
+				    "shards ('%s' has outcome %s)",
+				    rview_str(mr->obj, "name"), scen,
+				    rview_str(s, "schedule"), path,
+				    rview_str(s, "outcome"));
+		return 0;
+	}
+	list = json_object_get(mr->by_scenario, scen);
+	if (!list) {
+		list = json_array();
+		if (!list || json_object_set_new(mr->by_scenario, scen, list) ||
+		    json_array_append_new(mr->order, json_string(scen)))
+			return FC_NOMEM;
+	}
+	if (json_object_set(mr->seen, key, s) || json_array_append(list, s))
+		return FC_NOMEM;
+	return 0;
+}
+
+/* Entries of "invariants_not_observable" survive only when every shard
+ * with this route reports them: the harness lists an invariant when no
+ * schedule of the route could observe it. */
+static void intersect_unobservable(struct mroute *mr, const json_t *cov)
+{
+	json_t *next = json_object(), *e;
+	size_t i;
+	char k[16];
+
+	json_array_foreach(rview_arr(cov, "invariants_not_observable"), i, e) {
+		snprintf(k, sizeof(k), "%lld", rview_int(e, "invariant", 0));
+		if (!mr->unobservable || json_object_get(mr->unobservable, k))
+			json_object_set(next, k, e);
+	}
+	json_decref(mr->unobservable);
+	mr->unobservable = next;
+}
+
+static int add_route(struct merge *m, size_t in, const json_t *r)
+{
+	struct mroute *mr = route_get(m, r);
+	const json_t *cov = json_object_get(r, "coverage");
+	json_t *s, *n;
+	size_t i;
+	struct check_tally t;
+	enum verdict own;
+
+	if (!mr)
+		return FC_NOMEM;
+	if (strcmp(rview_str(mr->obj, "digest"), rview_str(r, "digest")) ||
+	    strcmp(rview_str(mr->obj, "expected"), rview_str(r, "expected")))
+		return fail(m, "route '%s' is defined differently in '%s' and "
+			    "'%s'", rview_str(r, "name"), m->paths[in],
+			    m->paths[0]);
+	json_array_foreach(rview_arr(r, "schedules"), i, s) {
+		int rc = add_schedule(m, mr, s, m->paths[in]);
+		if (rc)
+			return rc;
+	}
+	t = tally_of(rview_arr(r, "schedules"));
+	own = check_tally_verdict(&t);
+	if (strcmp(rview_str(r, "verdict"), "unverified") == 0 &&
+	    (own == VERDICT_CERTIFIED_AUTOMATIC ||
+	     own == VERDICT_CERTIFIED_FAIL_CLOSED))
+		mr->gap = true;
+	set_add(mr->declared, rview_arr(cov, "declared"));
+	set_add(mr->reached, rview_arr(cov, "reached"));
+	set_add(mr->faulted, rview_arr(cov, "faulted"));
+	/* a shard without schedules of this route observed nothing */
+	if (json_array_size(rview_arr(r, "schedules")))
+		intersect_unobservable(mr, cov);
+	mr->syscalls += rview_int(cov, "syscall_occurrences_explored", 0);
+	json_array_foreach(rview_arr(cov, "unverified"), i, n) {
+		bool dup = false;
+		json_t *x;
+		size_t k;
+		json_array_foreach(mr->notes, k, x)
+			dup |= json_equal(x, n);
+		if (!dup && json_array_size(mr->notes) < NOTES_MAX)
+			json_array_append(mr->notes, n);
+	}
+	return 0;
+}
+
+/* --- the merged route ------------------------------------------------------------ */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A set object as a sorted array; with `minus`, without its members. */
+static json_t *sorted(json_t *set, const json_t *minus)
+{
+	size_t n = json_object_size(set), k = 0;
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	json_t *arr = json_array(), *v;
+	const char *key;
+
+	if (!names || !arr) {
+		free(names);
+		json_decref(arr);
+		return NULL;
+	}
+	json_object_foreach(set, key, v)
+		if (!minus || !json_object_get(minus, key))
+			names[k++] = key;
+	qsort(names, k, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < k; i++)
+		json_array_append_new(arr, json_string(names[i]));
+	free(names);
+	return arr;
+}
+
+static json_t *coverage(const struct mroute *mr, const json_t *schedules)
+{
+	json_t *by_outcome = json_object(), *by_kind = json_object(), *s, *unobs;
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(schedules, i, s) {
+		const char *o = rview_str(s, "outcome");
+		const char *kind = rview_str(s, "kind");
+		json_object_set_new(by_outcome, o, json_integer(
+			rview_int(by_outcome, o, 0) + 1));
+		json_object_set_new(by_kind, kind, json_integer(
+			rview_int(by_kind, kind, 0) + 1));
+	}
+	unobs = json_array();
+	json_object_foreach(mr->unobservable, k, v)
+		json_array_append(unobs, v);
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, "
+			 "s:o, s:I, s:O}",
+			 "failpoints_declared",
+			 (json_int_t)json_object_size(mr->declared),
+			 "failpoints_reached",
+			 (json_int_t)json_object_size(mr->reached),
+			 "failpoints_faulted",
+			 (json_int_t)json_object_size(mr->faulted),
+			 "declared", sorted(mr->declared, NULL),
+			 "reached", sorted(mr->reached, NULL),
+			 "faulted", sorted(mr->faulted, NULL),
+			 "never_faulted", sorted(mr->declared, mr->faulted),
+			 "schedules", (json_int_t)json_array_size(schedules),
+			 "by_outcome", by_outcome, "by_kind", by_kind,
+			 "invariants_not_observable", unobs,
+			 "syscall_occurrences_explored", (json_int_t)mr->syscalls,
+			 "unverified", mr->notes);
+}
+
+static bool met(const char *expected, enum verdict v)
+{
+	for (int e = EXPECT_CERTIFIED; e <= EXPECT_REJECTED; e++)
+		if (strcmp(expectation_name((enum expectation)e), expected) == 0)
+			return expectation_met((enum expectation)e, v);
+	return false;
+}
+
+static int finish_route(struct mroute *mr)
+{
+	json_t *schedules = json_array(), *violations = json_array(), *name, *s;
+	json_t *v;
+	size_t i, k, j;
+	struct check_tally t;
+	enum verdict verdict;
+
+	if (!schedules || !violations)
+		goto nomem;
+	json_array_foreach(mr->order, i, name) {
+		json_t *list = json_object_get(mr->by_scenario,
+					       json_string_value(name));
+		json_array_foreach(list, k, s) {
+			if (json_array_append(schedules, s))
+				goto nomem;
+			json_array_foreach(rview_arr(s, "violations"), j, v)
+				if (json_array_append(violations, v))
+					goto nomem;
+		}
+	}
+	t = tally_of(schedules);
+	verdict = check_tally_verdict(&t);
+	if (verdict != VERDICT_REJECTED && mr->gap)
+		verdict = VERDICT_UNVERIFIED;
+	if (json_object_set_new(mr->obj, "verdict",
+				json_string(verdict_name(verdict))) ||
+	    json_object_set_new(mr->obj, "expectation_met",
+				json_boolean(met(rview_str(mr->obj, "expected"),
+						 verdict))) ||
+	    json_object_set_new(mr->obj, "coverage", coverage(mr, schedules)) ||
+	    json_object_set_new(mr->obj, "violations", violations) ||
+	    json_object_set_new(mr->obj, "schedules", schedules))
+		return FC_NOMEM;
+	return 0;
+nomem:
+	json_decref(schedules);
+	json_decref(violations);
+	return FC_NOMEM;
+}
+
+/* --- the merged report ------------------------------------------------------------- */
+
+static json_t *summary(const json_t *routes)
+{
+	json_t *by = json_object(), *r;
+	size_t i, met_n = 0, sched = 0, viol = 0;
+
+	json_array_foreach(routes, i, r) {
+		const char *v = rview_str(r, "verdict");
+		json_object_set_new(by, v, json_integer(rview_int(by, v, 0) + 1));
+		met_n += json_is_true(json_object_get(r, "expectation_met"));
+		sched += json_array_size(rview_arr(r, "schedules"));
+		viol += json_array_size(rview_arr(r, "violations"));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "routes",
+			 (json_int_t)json_array_size(routes), "expectations_met",
+			 (json_int_t)met_n, "schedules", (json_int_t)sched,
+			 "violations", (json_int_t)viol, "verdicts", by);
+}
+
+static json_t *build(struct merge *m)
+{
+	json_t *first = m->in[0], *out, *routes = json_array(), *from = json_array();
+	long long start = 0, end = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		long long s = rview_int(m->in[i], "started_at", 0);
+		long long e = s + rview_int(m->in[i], "duration_ms", 0);
+		if (i == 0 || s < start)
+			start = s;
+		if (e > end)
+			end = e;
+		json_array_append_new(from, json_pack("{s:s, s:I, s:I, s:O*}",
+			"path", m->paths[i], "started_at", (json_int_t)s,
+			"duration_ms", (json_int_t)(e - s),
+			"shard", json_object_get(m->in[i], "shard")));
+	}
+	for (size_t i = 0; i < m->nroutes; i++)
+		json_array_append(routes, m->routes[i].obj);
+	out = json_pack("{s:s, s:O, s:O, s:o, s:O*, s:I, s:o, s:I, s:o}",
+			"schema", RVIEW_SCHEMA,
+			"tool", json_object_get(first, "tool"),
+			"suite", json_object_get(first, "suite"),
+			"seed", json_object_get(first, "seed") ?
+			json_incref(json_object_get(first, "seed")) : json_null(),
+			"environment", json_object_get(first, "environment"),
+			"started_at", (json_int_t)start,
+			"routes", routes,
+			"duration_ms", (json_int_t)(end - start),
+			"merged_from", from);
+	if (out && json_object_set_new(out, "summary",
+				       summary(json_object_get(out, "routes")))) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int merge_all(struct merge *m, const char *out_path)
+{
+	struct sign_key key;
+	int have_key, rc;
+	size_t total = 0;
+	json_t *out, *r;
+
+	rc = check_shards(m);
+	if (!rc)
+		rc = check_signatures(m, &key, &have_key);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < m->n; i++)
+		total += json_array_size(rview_arr(m->in[i], "routes"));
+	m->routes = calloc(total ? total : 1, sizeof(*m->routes));
+	if (!m->routes)
+		return FC_NOMEM;
+	for (size_t i = 0; i < m->n && !rc; i++) {
+		size_t k;
+		json_array_foreach(rview_arr(m->in[i], "routes"), k, r)
+			if (!rc)
+				rc = add_route(m, i, r);
+	}
+	for (size_t i = 0; i < m->nroutes && !rc; i++)
+		rc = finish_route(&m->routes[i]);
+	if (rc)
+		return rc;
+	out = build(m);
+	if (!out)
+		return FC_NOMEM;
+	if (have_key > 0)
+		rc = sign_report(out, &key);
+	if (!rc)
+		rc = render_write_json(out, out_path, m->err, sizeof(m->err));
+	json_decref(out);
+	return rc;
+}
 
 int cmd_merge(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cli_fail(FC_USAGE, "'merge' is not available in this build");
+	struct merge m;
+	int rc = 0;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+			  strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 3)
+		return cli_usage("merge", "give OUT.json and at least one IN.json");
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-')
+			return cli_usage("merge", "unknown option '%s'", argv[i]);
+	memset(&m, 0, sizeof(m));
+	m.paths = (const char *const *)argv + 2;
+	m.in = calloc((size_t)argc, sizeof(*m.in));
+	if (!m.in)
+		return cli_fail(FC_NOMEM, "out of memory");
+	for (int i = 2; i < argc && !rc; i++) {
+		rc = rview_load(argv[i], &m.in[m.n], m.err, sizeof(m.err));
+		if (rc) {
+			fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), m.err);
+			rc = EXIT_BAD_INPUT;
+		} else {
+			m.n++;
+		}
+	}
+	if (!rc) {
+		rc = merge_all(&m, argv[1]);
+		if (rc) {
+			/* FC_USAGE from fail(): the inputs do not merge */
+			fprintf(stderr, "fencecert: %s: %s\n", rc == FC_USAGE ?
+				"MERGE" : error_name(rc), rc == FC_NOMEM ?
+				"out of memory" : m.err);
+			rc = EXIT_REFUSED;
+		} else {
+			printf("merged %zu report(s) into %s\n", m.n, argv[1]);
+		}
+	}
+	for (size_t i = 0; i < m.nroutes; i++)
+		mroute_release(&m.routes[i]);
+	free(m.routes);
+	for (size_t i = 0; i < m.n; i++)
+		json_decref(m.in[i]);
+	free(m.in);
+	return rc;
 }

@@ -1,0 +1,252 @@
+/*
+ * report_md.c -- the Markdown summary (report_md.h).
+ *
+ * Invariants:
+ *  1. Text from the report goes through rview_md() in prose and table
+ *     cells; commands go in fenced blocks whose fence is longer than any
+ *     run of backticks inside, so no command can end its block early.
+ *  2. The output is bounded: violations are capped per route and overall,
+ *     with a line saying how many were left out and where to find them.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_md.h"
+#include "rview.h"
+
+static const char *verdict_icon(const char *v)
+{
+	switch (rview_verdict_rank(v)) {
+	case 2: return "✅";
+	case 1: return "🟦";
+	}
+	return strcmp(v, "rejected") == 0 ? "❌" : "⚠️";
+}
+
+/* A fenced block, every line indented so it stays inside a list item. */
+static void code_block(FILE *out, const char *indent, const char *lang,
+		       const char *text)
+{
+	size_t run = 0, longest = 0, fence;
+
+	for (const char *p = text; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	fence = longest < 3 ? 3 : longest + 1;
+	fputs(indent, out);
+	for (size_t i = 0; i < fence; i++)
+		fputc('`', out);
+	fprintf(out, "%s\n%s", lang, indent);
+	for (const char *p = text; *p; p++) {
+		fputc(*p, out);
+		if (*p == '\n')
+			fputs(indent, out);
+	}
+	fprintf(out, "\n%s", indent);
+	for (size_t i = 0; i < fence; i++)
+		fputc('`', out);
+	fputc('\n', out);
+}
+
+/* An inline code span for text outside tables: backslashes mean nothing
+ * inside one, so the text goes in raw behind a long enough fence. */
+static void code_span(FILE *out, const char *text)
+{
+	size_t run = 0, longest = 0;
+	bool pad = text[0] == '`' || (*text && text[strlen(text) - 1] == '`');
+
+	for (const char *p = text; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	for (size_t i = 0; i <= longest; i++)
+		fputc('`', out);
+	fputs(pad ? " " : "", out);
+	for (const char *p = text; *p; p++)
+		fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+	fputs(pad ? " " : "", out);
+	for (size_t i = 0; i <= longest; i++)
+		fputc('`', out);
+}
+
+static void heading(FILE *out, const json_t *report)
+{
+	json_t *routes = rview_arr(report, "routes"), *r;
+	size_t met = 0, i;
+
+	json_array_foreach(routes, i, r)
+		met += json_is_true(json_object_get(r, "expectation_met"));
+	fprintf(out, "## %s fencecert: suite ", met == json_array_size(routes) ?
+		"✅" : "❌");
+	code_span(out, rview_str(json_object_get(report, "suite"), "name"));
+	fprintf(out, " — %zu of %zu routes met their expectation\n\n", met,
+		json_array_size(routes));
+}
+
+static void verdict_table(FILE *out, const json_t *report)
+{
+	json_t *r;
+	size_t i;
+
+	fputs("| route | verdict | expected | met | schedules | violations | "
+	      "failpoints declared / reached / faulted |\n"
+	      "| :--- | :--- | :--- | :---: | ---: | ---: | ---: |\n", out);
+	json_array_foreach(rview_arr(report, "routes"), i, r) {
+		json_t *c = json_object_get(r, "coverage");
+		const char *v = rview_str(r, "verdict");
+		fputs("| ", out);
+		rview_md(out, rview_str(r, "name"));
+		fprintf(out, " | %s ", verdict_icon(v));
+		rview_md(out, v);
+		fputs(" | ", out);
+		rview_md(out, rview_str(r, "expected"));
+		fprintf(out, " | %s | %zu | %zu | %lld / %lld / %lld |\n",
+			json_is_true(json_object_get(r, "expectation_met")) ?
+			"yes" : "**NO**",
+			json_array_size(rview_arr(r, "schedules")),
+			json_array_size(rview_arr(r, "violations")),
+			rview_int(c, "failpoints_declared", 0),
+			rview_int(c, "failpoints_reached", 0),
+			rview_int(c, "failpoints_faulted", 0));
+	}
+	fputc('\n', out);
+}
+
+static void violation(FILE *out, const json_t *v)
+{
+	fprintf(out, "- invariant %lld **", rview_int(v, "invariant", 0));
+	rview_md(out, rview_str(v, "name"));
+	fputs("** in ", out);
+	code_span(out, rview_str(v, "scenario"));
+	fputs(" schedule ", out);
+	code_span(out, rview_str(v, "schedule"));
+	fputs(": ", out);
+	rview_md(out, rview_str(v, "detail"));
+	fputs("\n\n  reproduce:\n\n", out);
+	code_block(out, "  ", "sh", rview_str(v, "reproduce"));
+	fputc('\n', out);
+}
+
+static void violations(FILE *out, const json_t *report)
+{
+	json_t *r, *v;
+	size_t i, k, shown = 0, total = 0, left = 0;
+
+	json_array_foreach(rview_arr(report, "routes"), i, r)
+		total += json_array_size(rview_arr(r, "violations"));
+	if (!total)
+		return;
+	fprintf(out, "### Violations (%zu)\n\n", total);
+	json_array_foreach(rview_arr(report, "routes"), i, r) {
+		json_t *vs = rview_arr(r, "violations");
+		if (!json_array_size(vs))
+			continue;
+		fputs("#### ", out);
+		rview_md(out, rview_str(r, "name"));
+		fputs(" — ", out);
+		rview_md(out, rview_str(r, "verdict"));
+		fputs(json_is_true(json_object_get(r, "expectation_met")) ?
+		      " (expected)\n\n" : " (**not expected**)\n\n", out);
+		json_array_foreach(vs, k, v) {
+			if (k >= MD_VIOLATIONS_PER_ROUTE || shown >= MD_VIOLATIONS_MAX) {
+				left += json_array_size(vs) - k;
+				break;
+			}
+			violation(out, v);
+			shown++;
+		}
+	}
+	if (left)
+		fprintf(out, "_%zu more violation(s) are in report.json and "
+			"report.html._\n\n", left);
+}
+
+static void unverified(FILE *out, const json_t *report)
+{
+	json_t *r, *n;
+	size_t i, k;
+	bool any = false;
+
+	json_array_foreach(rview_arr(report, "routes"), i, r) {
+		json_t *notes = rview_arr(json_object_get(r, "coverage"), "unverified");
+		json_array_foreach(notes, k, n) {
+			if (!any)
+				fputs("### Unverified\n\n", out);
+			any = true;
+			fputs("- **", out);
+			rview_md(out, rview_str(r, "name"));
+			fputs("**: ", out);
+			rview_md(out, json_string_value(n) ? json_string_value(n) : "");
+			fputc('\n', out);
+		}
+	}
+	if (any)
+		fputc('\n', out);
+}
+
+static void names(FILE *out, const json_t *arr)
+{
+	json_t *n;
+	size_t i;
+
+	if (!json_array_size(arr))
+		fputs("—", out);
+	json_array_foreach(arr, i, n) {
+		fputs(i ? ", " : "", out);
+		rview_md(out, json_string_value(n) ? json_string_value(n) : "");
+	}
+}
+
+static void coverage(FILE *out, const json_t *report)
+{
+	json_t *r;
+	size_t i;
+
+	fputs("<details><summary>Coverage</summary>\n\n"
+	      "| route | reached | never faulted | syscall occurrences |\n"
+	      "| :--- | :--- | :--- | ---: |\n", out);
+	json_array_foreach(rview_arr(report, "routes"), i, r) {
+		json_t *c = json_object_get(r, "coverage");
+		fputs("| ", out);
+		rview_md(out, rview_str(r, "name"));
+		fputs(" | ", out);
+		names(out, rview_arr(c, "reached"));
+		fputs(" | ", out);
+		names(out, rview_arr(c, "never_faulted"));
+		fprintf(out, " | %lld |\n",
+			rview_int(c, "syscall_occurrences_explored", 0));
+	}
+	fputs("\n</details>\n\n", out);
+}
+
+static void facts(FILE *out, const json_t *report)
+{
+	json_t *tool = json_object_get(report, "tool");
+	json_t *suite = json_object_get(report, "suite");
+
+	fputs("<sub>fencecert ", out);
+	rview_md(out, rview_str(tool, "version"));
+	fputs(" (git ", out);
+	rview_md(out, rview_str(tool, "git_rev"));
+	fputs(") · suite digest ", out);
+	code_span(out, rview_str(suite, "digest"));
+	fprintf(out, " · %.1f s · %s</sub>\n",
+		rview_int(report, "duration_ms", 0) / 1000.0,
+		json_is_object(json_object_get(report, "signature")) ?
+		"signed (hmac-sha256)" : "unsigned");
+}
+
+int report_md_write(const json_t *report, FILE *out)
+{
+	heading(out, report);
+	verdict_table(out, report);
+	violations(out, report);
+	unverified(out, report);
+	coverage(out, report);
+	facts(out, report);
+	return fflush(out) || ferror(out) ? FC_IO : 0;
+}

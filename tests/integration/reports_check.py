@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""reports_check.py -- JSON helpers for tests/integration/reports.sh.
+
+Independent of the C code on purpose: the signature is recomputed here
+from docs/report-format.md's definition (sorted keys, no whitespace,
+"signature" removed, HMAC-SHA256), so the gate is tested against a second
+implementation, not against itself.
+
+  validate SCHEMA FILE...         JSON Schema (draft 2020-12) validation
+  sign IN OUT KEY                 write IN signed with KEY to OUT
+  route-set IN OUT ROUTE KEY JSON set routes[name=ROUTE][KEY] = JSON
+  split IN PREFIX N [shard-info]  N shards of IN's schedules: PREFIX1.json...
+  same A B                        A and B agree on verdicts, schedule sets,
+                                  violations and coverage sets
+  get FILE EXPR                   print a Python expression over `d`
+  ci-templates GITHUB GITLAB      the CI templates parse, have the jobs and
+                                  keys docs/ci.md promises, and every shell
+                                  script in them passes `bash -n`
+"""
+import hashlib
+import hmac
+import json
+import re
+import subprocess
+import sys
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def dump(doc, path):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+
+
+def canonical(doc):
+    d = {k: v for k, v in doc.items() if k != "signature"}
+    return json.dumps(d, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def cmd_validate(schema_path, *files):
+    from jsonschema import Draft202012Validator
+    schema = load(schema_path)
+    Draft202012Validator.check_schema(schema)
+    v = Draft202012Validator(schema)
+    bad = 0
+    for p in files:
+        errs = list(v.iter_errors(load(p)))
+        for e in errs[:5]:
+            path = "/".join(str(x) for x in e.absolute_path)
+            print(f"{p}: {path}: {e.message[:300]}")
+        print(f"{p}: {'INVALID' if errs else 'valid'}")
+        bad += bool(errs)
+    return 1 if bad else 0
+
+
+def cmd_sign(src, out, key):
+    doc = load(src)
+    mac = hmac.new(key.encode(), canonical(doc), hashlib.sha256).hexdigest()
+    doc["signature"] = {"alg": "hmac-sha256", "value": mac}
+    dump(doc, out)
+    return 0
+
+
+def cmd_route_set(src, out, route, key, value):
+    doc = load(src)
+    hit = [r for r in doc["routes"] if r["name"] == route]
+    if not hit:
+        print(f"no route {route}")
+        return 1
+    hit[0][key] = json.loads(value)
+    dump(doc, out)
+    return 0
+
+
+def cmd_split(src, prefix, n, shard_info=None):
+    """Deal each route's schedules round-robin into n shards.  A shard keeps
+    the route's verdict (rejected stays rejected: what matters for merge
+    is that it is not 'unverified' without an unverified schedule) and
+    coverage sets; summary counts are recomputed per shard."""
+    doc = load(src)
+    n = int(n)
+    for k in range(n):
+        shard = json.loads(json.dumps(doc))
+        shard.pop("signature", None)
+        for r in shard["routes"]:
+            r["schedules"] = r["schedules"][k::n]
+            r["violations"] = [v for s in r["schedules"] for v in s["violations"]]
+            r["coverage"]["schedules"] = len(r["schedules"])
+        s = shard["summary"]
+        s["schedules"] = sum(len(r["schedules"]) for r in shard["routes"])
+        s["violations"] = sum(len(r["violations"]) for r in shard["routes"])
+        if shard_info:
+            shard["shard"] = {"index": k + 1, "count": n}
+        dump(shard, f"{prefix}{k + 1}.json")
+    return 0
+
+
+def facts(doc):
+    out = {}
+    for r in doc["routes"]:
+        out[r["name"]] = {
+            "verdict": r["verdict"],
+            "expectation_met": r["expectation_met"],
+            "schedules": sorted((s["scenario"], s["kind"], s["schedule"],
+                                 s["outcome"]) for s in r["schedules"]),
+            "violations": sorted(json.dumps(v, sort_keys=True)
+                                 for v in r["violations"]),
+            "reached": sorted(r["coverage"]["reached"]),
+            "faulted": sorted(r["coverage"]["faulted"]),
+        }
+    return out
+
+
+def cmd_same(a, b):
+    fa, fb = facts(load(a)), facts(load(b))
+    if fa == fb:
+        print(f"same: {len(fa)} routes, "
+              f"{sum(len(x['schedules']) for x in fa.values())} schedules")
+        return 0
+    for name in sorted(set(fa) | set(fb)):
+        x, y = fa.get(name), fb.get(name)
+        if x != y:
+            for key in sorted(set(x or {}) | set(y or {})):
+                if (x or {}).get(key) != (y or {}).get(key):
+                    print(f"route {name}: {key} differs:\n  {a}: "
+                          f"{(x or {}).get(key)}\n  {b}: {(y or {}).get(key)}")
+    return 1
+
+
+def cmd_get(path, expr):
+    d = load(path)
+    print(eval(expr, {"d": d}))
+    return 0
+
+
+def shell_ok(script, where):
+    """bash -n over a script, with ${{ ... }} expressions made inert."""
+    script = re.sub(r"\$\{\{[^}]*\}\}", "1", script)
+    r = subprocess.run(["bash", "-n"], input=script, text=True,
+                       capture_output=True)
+    if r.returncode:
+        raise AssertionError(f"{where}: shell syntax: {r.stderr.strip()}")
+
+
+def need(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def check_github(path):
+    import yaml
+    d = yaml.safe_load(open(path))
+    # YAML 1.1 reads the key `on` as true
+    need("on" in d or True in d, "no 'on' trigger")
+    jobs = d["jobs"]
+    shards = jobs["certify"]["strategy"]["matrix"]["shard"]
+    need(isinstance(shards, list) and len(shards) >= 2, "matrix.shard list")
+    need(jobs["report"]["needs"] == "certify", "report needs certify")
+    text = {}
+    for name, job in jobs.items():
+        runs = []
+        for i, step in enumerate(job["steps"]):
+            need("run" in step or "uses" in step, f"{name} step {i}: no run/uses")
+            if "run" in step:
+                shell_ok(step["run"], f"{name} step {i}")
+                runs.append(step["run"])
+        text[name] = "\n".join(runs)
+        uses = [s.get("uses", "") for s in job["steps"]]
+        need(any(u.startswith("actions/checkout@") for u in uses),
+             f"{name}: no checkout")
+    need("--shard" in text["certify"], "certify without --shard")
+    need("merge" in text["report"] and "gate" in text["report"],
+         "report job lacks merge or gate")
+    need("GITHUB_STEP_SUMMARY" in text["report"], "no step summary")
+    need("--require-signature" in text["report"], "gate without signature")
+    for name in ("certify", "report"):
+        need(any(s.get("uses", "").startswith("actions/upload-artifact@")
+                 for s in jobs[name]["steps"]), f"{name}: no artifact upload")
+    need("secrets.FENCECERT_SIGNING_KEY" in open(path).read(), "no key secret")
+    return len(jobs)
+
+
+def check_gitlab(path):
+    import yaml
+    d = yaml.safe_load(open(path))
+    need(d["stages"] == ["certify", "report"], "stages")
+    need(isinstance(d["certify"]["parallel"], int) and
+         d["certify"]["parallel"] >= 2, "certify.parallel")
+    need(d["report"]["artifacts"]["reports"]["junit"] ==
+         "merged/report.junit.xml", "artifacts:reports:junit")
+    need(any(n.get("job") == "certify" for n in d["report"]["needs"]),
+         "report needs certify")
+    for name in ("certify", "report"):
+        script = "\n".join(d["default"]["before_script"] + d[name]["script"])
+        shell_ok(script, name)
+    certify = " ".join(d["certify"]["script"])
+    report = " ".join(d["report"]["script"])
+    need("--shard \"$CI_NODE_INDEX/$CI_NODE_TOTAL\"" in certify, "--shard")
+    need("merge" in report and "gate" in report, "merge and gate")
+    need("--require-signature" in report, "gate without signature")
+    return 2
+
+
+def cmd_ci_templates(github, gitlab):
+    try:
+        n = check_github(github)
+        m = check_gitlab(gitlab)
+    except (AssertionError, KeyError, TypeError) as e:
+        print(f"ci template check failed: {e!r}")
+        return 1
+    print(f"ci templates: github {n} jobs, gitlab {m} jobs, scripts parse")
+    return 0
+
+
+def main(argv):
+    cmds = {"validate": cmd_validate, "sign": cmd_sign,
+            "route-set": cmd_route_set, "split": cmd_split,
+            "same": cmd_same, "get": cmd_get,
+            "ci-templates": cmd_ci_templates}
+    if len(argv) < 2 or argv[1] not in cmds:
+        print(__doc__)
+        return 64
+    return cmds[argv[1]](*argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

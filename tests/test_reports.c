@@ -1,0 +1,473 @@
+/*
+ * test_reports.c -- signatures, JUnit/Markdown/HTML rendering, render_all.
+ *
+ * Most cases start from tests/data/reports/controls-small.json, a real
+ * `fencecert certify` report (tests/data/reports/README.md says how it
+ * was made): a certified route and two controls the harness rejected,
+ * one of them (naive) duplicating rows after a kill at
+ * after_target_commit.  Cases that need odd strings build a small report
+ * by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../reports/render.h"
+#include "../reports/report_html.h"
+#include "../reports/report_junit.h"
+#include "../reports/report_md.h"
+#include "../reports/rview.h"
+#include "../reports/sign.h"
+#include "../reports/timeline.h"
+
+#define KEY "fencecert-test-key"
+
+static json_t *fixture(void)
+{
+	const char *dir = getenv("FENCECERT_TEST_DATA");
+	char path[1024], err[512];
+	json_t *doc = NULL;
+
+	snprintf(path, sizeof(path), "%s/reports/controls-small.json",
+		 dir ? dir : "tests/data");
+	if (rview_load(path, &doc, err, sizeof(err)))
+		fail_msg("%s", err);
+	return doc;
+}
+
+static const struct sign_key test_key = {
+	(const unsigned char *)KEY, sizeof(KEY) - 1,
+};
+
+/* Render with fn into a heap string. */
+static char *render(int (*fn)(const json_t *, FILE *), const json_t *report)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(fn(report, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* --- signatures ------------------------------------------------------------------ */
+
+/* Known answer, computed independently with `openssl dgst -hmac` over the
+ * canonical text {"a":1,"b":"é \"q\"","schema":"x"}. */
+static void test_sign_known_answer(void **state)
+{
+	json_t *doc = json_loads("{\"schema\":\"x\",\"b\":\"\xc3\xa9 \\\"q\\\"\","
+				 "\"a\":1,\"signature\":{\"alg\":\"x\"}}", 0, NULL);
+	char hex[SIGN_HEX_LEN + 1], *canon;
+
+	(void)state;
+	assert_non_null(doc);
+	assert_int_equal(sign_canonical(doc, &canon), 0);
+	assert_string_equal(canon, "{\"a\":1,\"b\":\"\xc3\xa9 \\\"q\\\"\","
+			    "\"schema\":\"x\"}");
+	free(canon);
+	assert_int_equal(sign_compute(doc, &test_key, hex), 0);
+	assert_string_equal(hex, "520a47f41722c73cf441ebef7b9a186a"
+			    "06de39a5e881f8387898ba1d9ab41185");
+	json_decref(doc);
+}
+
+static void test_sign_round_trip(void **state)
+{
+	json_t *doc = fixture(), *again;
+	const struct sign_key other = { (const unsigned char *)"other", 5 };
+	char err[256], *text;
+
+	(void)state;
+	assert_int_equal(sign_verify(doc, &test_key, err, sizeof(err)),
+			 FC_NOT_FOUND);
+	assert_int_equal(sign_report(doc, &test_key), 0);
+	assert_int_equal(sign_verify(doc, &test_key, err, sizeof(err)), 0);
+	assert_int_equal(sign_verify(doc, &other, err, sizeof(err)), FC_CORRUPT);
+	assert_non_null(strstr(err, "does not match"));
+
+	/* Layout and key order do not matter: dump another way, reload. */
+	text = json_dumps(doc, JSON_INDENT(7) | JSON_SORT_KEYS);
+	assert_non_null(text);
+	again = json_loads(text, 0, NULL);
+	free(text);
+	assert_non_null(again);
+	assert_int_equal(sign_verify(again, &test_key, err, sizeof(err)), 0);
+
+	/* Signing again replaces the signature, it does not sign it. */
+	assert_int_equal(sign_report(again, &test_key), 0);
+	assert_true(json_equal(json_object_get(again, "signature"),
+			       json_object_get(doc, "signature")));
+	json_decref(again);
+	json_decref(doc);
+}
+
+/* One byte of one verdict changed in the file text: refused. */
+static void test_sign_tampered_verdict(void **state)
+{
+	json_t *doc = fixture(), *tampered;
+	char err[256], *text, *at;
+
+	(void)state;
+	assert_int_equal(sign_report(doc, &test_key), 0);
+	text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	assert_non_null(text);
+	at = strstr(text, "\"verdict\": \"rejected\"");
+	assert_non_null(at);
+	at[strlen("\"verdict\": \"rejecte")] = 'r'; /* rejected -> rejecter */
+	tampered = json_loads(text, 0, NULL);
+	assert_non_null(tampered);
+	assert_int_equal(sign_verify(tampered, &test_key, err, sizeof(err)),
+			 FC_CORRUPT);
+	json_decref(tampered);
+
+	/* The same edit with the verdict put back verifies again: the
+	 * check above failed because of the byte, not the reload. */
+	at[strlen("\"verdict\": \"rejecte")] = 'd';
+	tampered = json_loads(text, 0, NULL);
+	assert_int_equal(sign_verify(tampered, &test_key, err, sizeof(err)), 0);
+	json_decref(tampered);
+	free(text);
+	json_decref(doc);
+}
+
+static void test_sign_malformed(void **state)
+{
+	json_t *doc = fixture();
+	char err[256], hex[SIGN_HEX_LEN + 1];
+
+	(void)state;
+	assert_int_equal(sign_compute(doc, &test_key, hex), 0);
+	json_object_set_new(doc, "signature", json_pack("{s:s, s:s}", "alg",
+				"hmac-sha1", "value", hex));
+	assert_int_equal(sign_verify(doc, &test_key, err, sizeof(err)),
+			 FC_CORRUPT);
+	assert_non_null(strstr(err, "hmac-sha1"));
+	hex[SIGN_HEX_LEN - 1] = '\0'; /* one digit short */
+	json_object_set_new(doc, "signature", json_pack("{s:s, s:s}", "alg",
+				SIGN_ALG, "value", hex));
+	assert_int_equal(sign_verify(doc, &test_key, err, sizeof(err)),
+			 FC_CORRUPT);
+	json_object_set_new(doc, "signature", json_string("x"));
+	assert_int_equal(sign_verify(doc, &test_key, err, sizeof(err)),
+			 FC_CORRUPT);
+	json_decref(doc);
+}
+
+static void test_sign_key_env(void **state)
+{
+	struct sign_key k;
+
+	(void)state;
+	unsetenv(SIGN_KEY_ENV);
+	assert_int_equal(sign_key_from_env(&k), 0);
+	setenv(SIGN_KEY_ENV, "", 1);
+	assert_int_equal(sign_key_from_env(&k), FC_USAGE);
+	setenv(SIGN_KEY_ENV, "abc", 1);
+	assert_int_equal(sign_key_from_env(&k), 1);
+	assert_int_equal(k.len, 3);
+	assert_memory_equal(k.bytes, "abc", 3);
+	unsetenv(SIGN_KEY_ENV);
+}
+
+/* --- JUnit ----------------------------------------------------------------------- */
+
+/* A report whose strings hold everything XML cares about. */
+static json_t *nasty_report(void)
+{
+	const char *evil = "a<b>&\"c'\x01" "d\nnext ]]> \xef\xbf\xbe";
+	json_t *v = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s}", "invariant",
+			      1, "name", "no-duplicate", "operation_id", "op",
+			      "scenario", evil, "schedule", "k:x@1", "detail", evil,
+			      "reproduce", "fencecert certify 's.yaml' --only "
+			      "'a<b>' # ```");
+	json_t *sched = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:s, s:s, "
+				  "s:n, s:[O], s:[], s:[], s:[], s:[], s:[], "
+				  "s:[], s:[]}",
+				  "scenario", evil, "schedule", "k:x@1>next",
+				  "kind", "fixed", "strict", 1, "reproduce",
+				  "fencecert certify 's.yaml'", "duration_ms", 1234,
+				  "outcome", "not-converged", "outcome_detail",
+				  evil, "error", "violations", v, "unobservable",
+				  "faults", "applied", "reached", "faulted",
+				  "attempts", "operations");
+	json_t *route = json_pack("{s:s, s:[s], s:s, s:s, s:s, s:b, s:{}, s:[o], "
+				  "s:[o]}", "name", evil, "command", "x",
+				  "digest", "sha256:00", "verdict", "rejected",
+				  "expected", "certified", "expectation_met", 0,
+				  "coverage", "violations", v, "schedules", sched);
+	json_t *doc = json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}, "
+				"s:I, s:I, s:[o]}", "schema", RVIEW_SCHEMA,
+				"tool", "name", "fencecert", "version", "0.1.0",
+				"git_rev", "abc", "suite", "name", evil, "digest",
+				"sha256:00", "started_at", (json_int_t)1700000000000,
+				"duration_ms", (json_int_t)1500, "routes", route);
+	char err[256];
+
+	assert_non_null(doc);
+	assert_int_equal(rview_check(doc, err, sizeof(err)), 0);
+	return doc;
+}
+
+static void test_junit_escaping(void **state)
+{
+	json_t *doc = nasty_report();
+	char *xml = render(report_junit_write, doc);
+
+	(void)state;
+	/* attribute: quotes, angle brackets, newline as a reference */
+	assert_non_null(strstr(xml, "name=\"a&lt;b&gt;&amp;&quot;c&#39;"
+				    "\xef\xbf\xbd" "d&#10;next ]]&gt; \xef\xbf\xbd"));
+	/* text: newline kept, control character and U+FFFE replaced */
+	assert_non_null(strstr(xml, "a&lt;b&gt;&amp;&quot;c&#39;\xef\xbf\xbd"
+				    "d\nnext ]]&gt;"));
+	assert_null(strchr(xml, '\x01'));
+	assert_null(strstr(xml, "\xef\xbf\xbe"));
+	assert_null(strstr(xml, "<b>"));
+	assert_non_null(strstr(xml, "<failure message=\"invariant 1 no-duplicate: "));
+	assert_non_null(strstr(xml, "tests=\"1\" failures=\"1\" errors=\"0\""));
+	assert_non_null(strstr(xml, "timestamp=\"2023-11-14T22:13:20\""));
+	free(xml);
+	json_decref(doc);
+}
+
+static void test_junit_fixture(void **state)
+{
+	json_t *doc = fixture();
+	char *xml = render(report_junit_write, doc);
+	const char *naive = strstr(xml, "<testsuite name=\"naive\"");
+
+	(void)state;
+	assert_non_null(naive);
+	/* 21 schedules: 5 with violations (4 naive, 1 checkpoint-guard),
+	 * 3 unverified ones reported as errors */
+	assert_non_null(strstr(xml, "<testsuites name=\"fencecert reports-small\" "
+				    "tests=\"21\" failures=\"5\" errors=\"3\""));
+	assert_non_null(strstr(naive, "<testcase name=\"kill-after-target-commit "
+				      "k:after_target_commit@1\" classname=\"naive\""));
+	assert_non_null(strstr(naive, "<error type=\"unverified\""));
+	assert_non_null(strstr(naive, "reproduce: fencecert certify "));
+	free(xml);
+	json_decref(doc);
+}
+
+/* --- Markdown and HTML ------------------------------------------------------------ */
+
+static void test_md_fixture(void **state)
+{
+	json_t *doc = fixture();
+	char *md = render(report_md_write, doc);
+
+	(void)state;
+	assert_non_null(strstr(md, "## ✅ fencecert: suite `reports-small` — 3 "
+				   "of 3 routes met their expectation"));
+	assert_non_null(strstr(md, "| naive | ❌ rejected | rejected | yes | 7 | 6 "
+				   "| 6 / 4 / 2 |"));
+	assert_non_null(strstr(md, "- invariant 1 **no-duplicate** in "
+				   "`kill-after-target-commit` schedule "
+				   "`k:after_target_commit@1`"));
+	assert_non_null(strstr(md, "  ```sh\n  fencecert certify "
+				   "/tmp/rp/small.yaml --route naive --only "
+				   "kill-after-target-commit --schedule "
+				   "'k:after_target_commit@1'\n  ```\n"));
+	/* 5 per route: naive's 6th is counted, not printed */
+	assert_non_null(strstr(md, "_1 more violation(s)"));
+	assert_non_null(strstr(md, "### Unverified"));
+	free(md);
+	json_decref(doc);
+}
+
+static void test_md_escaping(void **state)
+{
+	json_t *doc = nasty_report();
+	char *md = render(report_md_write, doc);
+
+	(void)state;
+	/* a command holding ``` gets a longer fence */
+	assert_non_null(strstr(md, "  ````sh\n  fencecert certify 's.yaml' "
+				   "--only 'a<b>' # ```\n  ````\n"));
+	/* a table cell cannot be split or turned into HTML */
+	assert_non_null(strstr(md, "| a&lt;b&gt;&amp;\"c'"));
+	assert_null(strstr(md, "| a<b>"));
+	free(md);
+	json_decref(doc);
+}
+
+static void test_html_fixture(void **state)
+{
+	json_t *doc = fixture();
+	char *html = render(report_html_write, doc);
+	const char *naive, *failed, *passed, *svg;
+
+	(void)state;
+	assert_non_null(strstr(html, "<!DOCTYPE html>"));
+	assert_non_null(strstr(html, "<style>"));
+	/* self-contained: nothing to fetch (the SVG namespace is a name) */
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, "<link"));
+	assert_null(strstr(html, "href=\"http"));
+	assert_null(strstr(html, "url(http"));
+	/* the verdict table */
+	assert_non_null(strstr(html, "<a href=\"#route-1\">naive</a></td><td>"
+				     "<span class=\"badge v-rejected\">rejected"));
+	naive = strstr(html, "<section id=\"route-1\">");
+	assert_non_null(naive);
+	/* failing schedules first and open, passing ones collapsed */
+	failed = strstr(naive, "<details class=\"sched failed\" open>");
+	passed = strstr(naive, "<details class=\"sched passed\">");
+	assert_non_null(failed);
+	assert_non_null(passed);
+	assert_true(failed < passed);
+	assert_true(strstr(naive, "<details class=\"sched unverified\" open>") <
+		    passed);
+	/* the timeline says which attempt duplicated which rows after what */
+	svg = strstr(failed, "<svg");
+	assert_non_null(svg);
+	assert_non_null(strstr(svg, "class=\"dupband\""));
+	assert_non_null(strstr(svg, "+5 duplicate rows: o1-r1, o1-r2, o1-r3 … "
+				    "o1-r5 — after kill at after_target_commit#1 "
+				    "in try 1"));
+	assert_non_null(strstr(svg, "class=\"kill\""));
+	assert_non_null(strstr(svg, "SIGKILL"));
+	assert_non_null(strstr(html, "data-fc-script"));
+	free(html);
+	json_decref(doc);
+}
+
+static void test_html_escaping(void **state)
+{
+	json_t *doc = nasty_report();
+	char *html = render(report_html_write, doc);
+
+	(void)state;
+	assert_null(strstr(html, "<b>&"));
+	assert_null(strstr(html, "a<b>"));
+	assert_non_null(strstr(html, "a&lt;b&gt;&amp;&quot;c&#39;"));
+	free(html);
+	json_decref(doc);
+}
+
+/* Journal transitions land on the attempt that made them, whether the
+ * offset is given (wall_start_ms) or estimated from failpoint hits. */
+static void test_timeline_lanes(void **state)
+{
+	const char *text =
+		"{\"scenario\":\"s\",\"schedule\":\"k:after_intent@1\","
+		"\"applied\":[{\"at_ms\":20,\"fault\":\"k:after_intent@1\","
+		"\"attempt\":1,\"operation\":1,\"what\":\"kill at after_intent#1 in try 1\"}],"
+		"\"attempts\":["
+		"{\"index\":1,\"operation\":1,\"try\":1,\"start_ms\":0,\"end_ms\":25,"
+		"\"end\":\"SIGKILL\",\"killed\":true,\"exit\":null,"
+		"\"failpoints\":[{\"name\":\"after_intent\",\"at_ms\":20,\"answer\":\"k\"}]},"
+		"{\"index\":2,\"operation\":1,\"try\":2,\"start_ms\":40,\"end_ms\":200,"
+		"\"end\":\"exit 0\",\"exit\":0,"
+		"\"failpoints\":[{\"name\":\"after_prepared\",\"at_ms\":120,\"answer\":\"c\"},"
+		"{\"name\":\"after_complete\",\"at_ms\":190,\"answer\":\"c\"}]}],"
+		"\"operations\":[{\"index\":1,\"history\":["
+		"{\"version\":1,\"from\":\"NONE\",\"to\":\"PREPARING\",\"at\":5000019},"
+		"{\"version\":2,\"from\":\"PREPARING\",\"to\":\"PREPARED\",\"at\":5000119},"
+		"{\"version\":3,\"from\":\"PREPARED\",\"to\":\"COMPLETE\",\"at\":5000189}]}]}";
+	json_t *s = json_loads(text, 0, NULL);
+
+	(void)state;
+	assert_non_null(s);
+	for (int exact = 0; exact < 2; exact++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		if (exact)
+			json_object_set_new(s, "wall_start_ms", json_integer(5000000));
+		assert_int_equal(timeline_svg(f, s, 7), 0);
+		fclose(f);
+		assert_non_null(strstr(buf, "<g class=\"tr\" data-attempt=\"1\">"
+					    "<title>journal v1: NONE -&gt; PREPARING"));
+		assert_non_null(strstr(buf, "<g class=\"tr\" data-attempt=\"2\">"
+					    "<title>journal v3: PREPARED -&gt; COMPLETE"));
+		assert_non_null(strstr(buf, "id=\"hatch-7\""));
+		assert_true((strstr(buf, "(time estimated)") != NULL) == !exact);
+		free(buf);
+	}
+	json_decref(s);
+}
+
+/* --- render_all ------------------------------------------------------------------ */
+
+static void test_render_all(void **state)
+{
+	char dir[] = "/tmp/fc-test-reports-XXXXXX", path[256], err[256];
+	const char *files[] = { "report.json", "report.junit.xml", "summary.md",
+				"report.html" };
+	json_t *doc = fixture(), *back;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(report_render_all(doc, dir, "json,bogus", err,
+					   sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "unknown report format 'bogus'"));
+	setenv(SIGN_KEY_ENV, "", 1);
+	assert_int_equal(report_render_all(doc, dir, NULL, err, sizeof(err)),
+			 FC_USAGE);
+	setenv(SIGN_KEY_ENV, KEY, 1);
+	assert_int_equal(report_render_all(doc, dir, NULL, err, sizeof(err)), 0);
+	unsetenv(SIGN_KEY_ENV);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		assert_int_equal(access(path, R_OK), 0);
+	}
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	assert_int_equal(rview_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(sign_verify(back, &test_key, err, sizeof(err)), 0);
+	json_decref(back);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	assert_int_equal(rmdir(dir), 0); /* no temporary file left behind */
+	json_decref(doc);
+}
+
+static void test_check_rejects(void **state)
+{
+	json_t *doc = fixture();
+	char err[256];
+
+	(void)state;
+	json_object_set_new(json_array_get(json_object_get(doc, "routes"), 1),
+			    "verdict", json_string("certified-maybe"));
+	assert_int_equal(rview_check(doc, err, sizeof(err)), FC_CORRUPT);
+	assert_non_null(strstr(err, "naive"));
+	json_object_set_new(doc, "schema", json_string("fencecert.report.v2"));
+	assert_int_equal(rview_check(doc, err, sizeof(err)), FC_CORRUPT);
+	json_decref(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sign_known_answer),
+		cmocka_unit_test(test_sign_round_trip),
+		cmocka_unit_test(test_sign_tampered_verdict),
+		cmocka_unit_test(test_sign_malformed),
+		cmocka_unit_test(test_sign_key_env),
+		cmocka_unit_test(test_junit_escaping),
+		cmocka_unit_test(test_junit_fixture),
+		cmocka_unit_test(test_md_fixture),
+		cmocka_unit_test(test_md_escaping),
+		cmocka_unit_test(test_html_fixture),
+		cmocka_unit_test(test_html_escaping),
+		cmocka_unit_test(test_timeline_lanes),
+		cmocka_unit_test(test_render_all),
+		cmocka_unit_test(test_check_rejects),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
