@@ -43,6 +43,7 @@ static const struct scheme {
 } schemes[] = {
 	{ "sqlite", &journal_sqlite_ops },
 	{ "postgresql", &journal_pg_ops },
+	{ "postgres", &journal_pg_ops },
 	{ "etcd", &journal_etcd_ops },
 	{ NULL, NULL },
 };

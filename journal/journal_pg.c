@@ -90,12 +90,21 @@ enum pg_stmt_id {
 static const struct pg_stmt pg_stmts[PG_STMT_COUNT] = {
 	[PG_GET] = { "fc_get", "SELECT " COLS " FROM fencecert_operations"
 		" WHERE operation_id = $1", 0 },
-	/* The second branch cannot see a row a concurrent creator committed
-	 * after our snapshot; zero rows then means "send again" (see
-	 * pg_create_or_get). */
+	/*
+	 * Create-if-absent, refusing an id with a tombstone.  Column 0 says
+	 * which branch answered: 1 created, 0 existing, 2 purged.  The INSERT
+	 * also requires the row to be absent from the statement's snapshot:
+	 * a row being purged under us is then answered as existing (we are
+	 * ordered before the purge) instead of re-created once the purge
+	 * commits.  Zero rows: a concurrent creator committed after our
+	 * snapshot; nothing was written, so asking again is safe.
+	 */
 	[PG_CREATE] = { "fc_create",
 		"WITH ins AS (INSERT INTO fencecert_operations(" COLS ")"
-		" VALUES ($1, $2, 'PREPARING', 1, 0, '', 0, $3, $3, $4, '{}')"
+		" SELECT $1, $2, 'PREPARING', 1, 0, '', 0, $3, $3, $4, '{}'"
+		" WHERE NOT EXISTS (SELECT 1 FROM fencecert_purged"
+		" WHERE operation_id = $1) AND NOT EXISTS (SELECT 1"
+		" FROM fencecert_operations WHERE operation_id = $1)"
 		" ON CONFLICT (operation_id) DO NOTHING RETURNING *),"
 		" hist AS (INSERT INTO fencecert_transitions(operation_id,"
 		" version, from_state, to_state, epoch, at, evidence)"
@@ -103,7 +112,12 @@ static const struct pg_stmt pg_stmts[PG_STMT_COUNT] = {
 		" '{}' FROM ins)"
 		" SELECT 1, " COLS " FROM ins UNION ALL"
 		" SELECT 0, " COLS " FROM fencecert_operations"
-		" WHERE operation_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)", 1 },
+		" WHERE operation_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)"
+		" UNION ALL SELECT 2, operation_id, intent_digest, 'COMPLETE',"
+		" 0::bigint, 0::bigint, '', 0::bigint, purged_at, purged_at,"
+		" '{}', '{}' FROM fencecert_purged"
+		" WHERE operation_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)",
+		1 },
 	/* cur names the state being left; o.state = cur.state makes the
 	 * history row's from_state the state of the row actually updated. */
 	[PG_CAS] = { "fc_cas",
@@ -334,21 +348,34 @@ static int pg_lookup(journal *j, const char *op, struct journal_entry *e)
 
 /* ---- schema ------------------------------------------------------------- */
 
+/* Schema statements are plain text: the tables may not exist yet. */
+static int pg_cmd(journal *j, const char *sql, const char *param)
+{
+	return journal_pg__exec(j, sql, param, PGRES_COMMAND_OK, "migrate",
+				NULL);
+}
+
+static int pg_query(journal *j, const char *sql, const char *param,
+		    PGresult **res)
+{
+	return journal_pg__exec(j, sql, param, PGRES_TUPLES_OK,
+				"read the schema of", res);
+}
+
 static int pg_read_version(journal *j, int *version)
 {
 	PGresult *res;
 	long long v = 0;
 	int rc, has;
 
-	if ((rc = journal_pg__exec(j, "SELECT to_regclass('fencecert_schema') IS NOT NULL",
-			  NULL, PGRES_TUPLES_OK, "read the schema of", &res)))
+	if ((rc = pg_query(j, "SELECT to_regclass('fencecert_schema') IS NOT "
+			   "NULL", NULL, &res)))
 		return rc;
 	has = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (has) {
-		if ((rc = journal_pg__exec(j, "SELECT coalesce(max(version), 0) FROM "
-				  "fencecert_schema", NULL, PGRES_TUPLES_OK,
-				  "read the schema of", &res)))
+		if ((rc = pg_query(j, "SELECT coalesce(max(version), 0) FROM "
+				   "fencecert_schema", NULL, &res)))
 			return rc;
 		rc = pg_ll(j, res, 0, 0, &v);
 		PQclear(res);
@@ -383,9 +410,10 @@ static int pg_migrate_step(journal *j, const struct pg_migration *m)
 	int rc, v;
 
 	snprintf(key, sizeof(key), "fencecert migrate %s", p->schema);
-	if ((rc = journal_pg__exec(j, "BEGIN", NULL, PGRES_COMMAND_OK, "migrate", NULL)) ||
-	    (rc = journal_pg__exec(j, "SELECT pg_advisory_xact_lock(hashtext($1))", key,
-			  PGRES_TUPLES_OK, "lock", NULL)) ||
+	if ((rc = pg_cmd(j, "BEGIN", NULL)) ||
+	    (rc = journal_pg__exec(j, "SELECT pg_advisory_xact_lock("
+				   "hashtext($1))", key, PGRES_TUPLES_OK,
+				   "lock", NULL)) ||
 	    (rc = pg_read_version(j, &v)))
 		goto out;
 	if (v > JOURNAL_SCHEMA_VERSION) {
@@ -397,15 +425,13 @@ static int pg_migrate_step(journal *j, const struct pg_migration *m)
 	if (v == 0 && p->schema[0]) {
 		snprintf(sql, sizeof(sql), "CREATE SCHEMA IF NOT EXISTS %s",
 			 p->schema);
-		if ((rc = journal_pg__exec(j, sql, NULL, PGRES_COMMAND_OK, "migrate",
-				  NULL)))
+		if ((rc = pg_cmd(j, sql, NULL)))
 			goto out;
 	}
 	snprintf(sql, sizeof(sql), "DELETE FROM fencecert_schema; INSERT INTO "
 		 "fencecert_schema(version) VALUES (%d)", m->to);
-	if ((rc = journal_pg__exec(j, m->sql, NULL, PGRES_COMMAND_OK, "migrate", NULL)) ||
-	    (rc = journal_pg__exec(j, sql, NULL, PGRES_COMMAND_OK, "migrate", NULL)) ||
-	    (rc = journal_pg__exec(j, "COMMIT", NULL, PGRES_COMMAND_OK, "migrate", NULL)))
+	if ((rc = pg_cmd(j, m->sql, NULL)) || (rc = pg_cmd(j, sql, NULL)) ||
+	    (rc = pg_cmd(j, "COMMIT", NULL)))
 		goto out;
 	return 0;
 out:
@@ -487,8 +513,6 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 	if ((rc = pg_ready(j)))
 		return rc;
 	snprintf(now, sizeof(now), "%lld", journal_now_ms());
-	/* Zero rows: a concurrent creator committed after our snapshot;
-	 * nothing was written, so asking again is safe. */
 	for (int i = 0; i < PG_CAS_TRIES; i++) {
 		if ((rc = pg_run(j, PG_CREATE, 4, params, "write", &res)))
 			return rc;
@@ -501,11 +525,18 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 		return journal__fail(j, FC_JOURNAL_UNAVAILABLE, "operation "
 				     "'%s' kept changing in journal '%s'", op,
 				     ((struct pg *)j->impl)->url);
-	made = strcmp(PQgetvalue(res, 0, 0), "1") == 0;
-	rc = pg_row_entry(j, res, 0, 1, &e);
+	made = atoi(PQgetvalue(res, 0, 0));
+	rc = made == 2 ? 0 : pg_row_entry(j, res, 0, 1, &e);
 	PQclear(res);
 	if (rc)
 		return rc;
+	/* It completed once; a new entry would let a late retry apply the
+	 * same mutation again. */
+	if (made == 2)
+		return journal__fail(j, FC_PURGED, "operation '%s' was purged "
+				     "from journal '%s' after completing; "
+				     "refusing to create it again", op,
+				     ((struct pg *)j->impl)->url);
 	if (!made && strcmp(e.intent_digest, intent) != 0)
 		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict on "
 				     "'%s': journal holds '%s', caller has '%s'",

@@ -60,17 +60,23 @@ static int pg_code(const char *sqlstate)
 static void pg_scrub(const struct pg *p, const char *msg, char *out,
 		     size_t len)
 {
-	const char *pw = p->password, *hit;
-	size_t used = 0;
+	const char *pw = p->password;
+	size_t pwlen = pw ? strlen(pw) : 0, used = 0;
 
 	out[0] = '\0';
 	while (msg && *msg && used + 1 < len) {
-		if (pw && *pw && (hit = strstr(msg, pw)) == msg) {
+		if (pwlen && strncmp(msg, pw, pwlen) == 0) {
 			used += (size_t)snprintf(out + used, len - used, "***");
-			msg += strlen(pw);
+			msg += pwlen;
 			continue;
 		}
-		out[used++] = *msg == '\n' || *msg == '\r' ? ' ' : *msg;
+		/* libpq's "line\n\tmore" becomes "line more". */
+		if (strchr("\n\r\t", *msg)) {
+			if (used > 0 && out[used - 1] != ' ')
+				out[used++] = ' ';
+		} else {
+			out[used++] = *msg;
+		}
 		out[used] = '\0';
 		msg++;
 	}
@@ -107,7 +113,7 @@ static void pg_drop(struct pg *p)
 }
 
 /* Server notices (and a FATAL sent to an idle session) are not ours to
- * print: a lost session shows up as CONNECTION_BAD on the next call. */
+ * print: journal_pg__live() notices a session the server closed. */
 static void pg_quiet(void *arg, const char *message)
 {
 	(void)arg;
@@ -142,12 +148,12 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 						     p->url, wait);
 			}
 			n = poll(&pfd, 1, (int)left);
-			if (n < 0 && errno != EINTR)
-				break;
-			if (n > 0 && !PQconsumeInput(p->conn))
+			if ((n < 0 && errno != EINTR) ||
+			    (n > 0 && !PQconsumeInput(p->conn)))
 				break;
 		}
-		if (PQstatus(p->conn) == CONNECTION_BAD)
+		/* Never call PQgetResult() while busy: it would block. */
+		if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn))
 			break;
 		if (!(res = PQgetResult(p->conn)))
 			break;
@@ -159,7 +165,7 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 			PQclear(res);
 		}
 	}
-	if (PQstatus(p->conn) == CONNECTION_BAD || !keep) {
+	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
 		int rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, what,
 				 PQerrorMessage(p->conn));
 
@@ -251,7 +257,8 @@ static int pg_session(journal *j)
 		 " set_config('default_transaction_isolation', 'read committed',"
 		 " false)%s%s%s", p->schema[0] ? ", set_config('search_path', '" :
 		 "", p->schema, p->schema[0] ? "', false)" : "");
-	return journal_pg__exec(j, setup, timeout, PGRES_TUPLES_OK, "configure", NULL);
+	return journal_pg__exec(j, setup, timeout, PGRES_TUPLES_OK,
+				"configure", NULL);
 }
 
 static int pg_connect(journal *j)
@@ -355,7 +362,8 @@ void journal_pg__rollback(journal *j)
 	if (!p->conn || PQtransactionStatus(p->conn) == PQTRANS_IDLE)
 		return;
 	memcpy(saved, j->errmsg, sizeof(saved));
-	if (journal_pg__exec(j, "ROLLBACK", NULL, PGRES_COMMAND_OK, "roll back", NULL))
+	if (journal_pg__exec(j, "ROLLBACK", NULL, PGRES_COMMAND_OK,
+			     "roll back", NULL))
 		pg_drop(p); /* journal_pg__live() would not reuse it */
 	memcpy(j->errmsg, saved, sizeof(saved));
 }
@@ -404,7 +412,8 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	int rc;
 
 	p->timeout_ms = PG_TIMEOUT_MS_DEFAULT;
-	if (!(p->conninfo = malloc(strlen(url) + 1)))
+	/* Zeroed: it stays a string should a parameter below be refused. */
+	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
 		return journal__fail(j, FC_NOMEM, "out of memory opening "
 				     "journal '%s'", p->url);
 	memcpy(p->conninfo, url, used);
@@ -455,9 +464,12 @@ void journal_pg__close(void *impl)
 	if (!p)
 		return;
 	pg_drop(p);
-	free(p->conninfo);
+	/* Both may hold the password; do not leave it in freed memory. */
+	if (p->conninfo)
+		explicit_bzero(p->conninfo, strlen(p->conninfo));
 	if (p->password)
 		explicit_bzero(p->password, strlen(p->password));
+	free(p->conninfo);
 	free(p->password);
 	free(p);
 }

@@ -220,6 +220,15 @@ static int resume_pre_commit(struct attempt *a, bool fresh)
 		if (p.answer == FENCE_UNKNOWN)
 			return runtime__stop(a, ROUTE_EXIT_RETRY, "%s; operation left %s",
 					     a->why, state_name(a->e.state));
+		/* Applied by a newer epoch: our lease was taken over after we
+		 * read the journal, and the newer attempt moved past COMMITTING;
+		 * our view is stale, so step aside and let the next try read
+		 * the journal again. */
+		if (p.answer == FENCE_APPLIED && p.epoch > a->epoch)
+			return runtime__stop(a, ROUTE_EXIT_RETRY, "the target holds "
+					     "the operation applied by epoch %lld, "
+					     "newer than ours (%lld): a newer attempt "
+					     "owns it", p.epoch, a->epoch);
 		if (p.answer == FENCE_APPLIED)
 			return runtime__stop(a, ROUTE_EXIT_STOP, "the target holds the "
 					     "operation (epoch %lld) although the journal "
