@@ -110,6 +110,13 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 					 "answer", ans));
 	}
 	set(&b, o, "failpoints", hits);
+	{
+		json_t *faults = json_array();
+		for (size_t f = 0; f < r->napplied; f++)
+			if (r->applied[f].attempt == (int)i)
+				push(&b, faults, json_string(r->applied[f].what));
+		set(&b, o, "faults", faults);
+	}
 	for (size_t d = 0; d < a->ndeltas; d++)
 		push(&b, deltas, json_pack("{s:s, s:I, s:I}", "row_key",
 					   a->deltas[d].row_key, "before",
@@ -456,13 +463,20 @@ static json_t *summary(json_t *report)
 			 "violations", (json_int_t)violations, "verdicts", by);
 }
 
+int report_json_finish(json_t *report, long long duration_ms)
+{
+	if (json_object_set_new(report, "duration_ms", json_integer(duration_ms)) ||
+	    json_object_set_new(report, "summary", summary(report)))
+		return FC_NOMEM;
+	return 0;
+}
+
 int report_json_write(json_t *report, const char *out_dir,
 		      long long duration_ms, char *err, size_t errlen)
 {
 	char path[4096], tmp[4200];
 
-	if (json_object_set_new(report, "duration_ms", json_integer(duration_ms)) ||
-	    json_object_set_new(report, "summary", summary(report))) {
+	if (report_json_finish(report, duration_ms)) {
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}

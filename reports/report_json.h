@@ -51,7 +51,12 @@ int report_json_add_route(json_t *report, const struct route_spec *rs,
 			  enum verdict v, json_t *coverage, json_t *violations,
 			  json_t *schedules) FC_MUST_CHECK;
 
-/* Set duration and summary counts, then write OUT/report.json atomically. */
+/* Set duration and the summary counts (routes, verdicts, schedules,
+ * violations).  FC_NOMEM. */
+int report_json_finish(json_t *report, long long duration_ms) FC_MUST_CHECK;
+
+/* report_json_finish(), then write OUT/report.json atomically (the other
+ * formats and signing: reports/render.h). */
 int report_json_write(json_t *report, const char *out_dir,
 		      long long duration_ms, char *err, size_t errlen)
 	FC_MUST_CHECK;

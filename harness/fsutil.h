@@ -1,0 +1,20 @@
+/*
+ * fsutil.h -- the few directory operations the harness needs: make a path,
+ * empty or remove a tree.  Trees are walked without following symlinks, so
+ * a route cannot make the harness delete outside a schedule directory.
+ */
+#ifndef FENCECERT_FSUTIL_H
+#define FENCECERT_FSUTIL_H
+
+#include "../journal/error.h"
+
+/* mkdir -p with mode 0755.  FC_IO on failure. */
+int fs_mkdirs(const char *path) FC_MUST_CHECK;
+
+/* rm -rf; a missing path is fine.  FC_IO when something stays. */
+int fs_remove_tree(const char *path) FC_MUST_CHECK;
+
+/* Remove everything inside dir and leave it empty (created if missing). */
+int fs_empty_dir(const char *path) FC_MUST_CHECK;
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * observe.h -- read what a target actually holds, after each attempt and
+ * at the end of a schedule, without trusting the route or its fence.
+ *
+ * Rows come from, in order of preference:
+ *   observe.sql      the query runs on the sqlite: target opened READ-ONLY
+ *                    (sqlite3 API); it yields (row_key, count) rows
+ *   observe.command  argv ({dir} expanded) run under the supervisor with a
+ *                    time limit; stdout lines "row_key count", bounded size
+ *   neither          target_observe_rows() on sqlite:/file: targets
+ * Rows with the same key are summed; rows come out sorted by key.
+ *
+ * Fence records (for the fencing invariant) come from target_list_fences()
+ * when the target URL is sqlite: or file:; other schemes are "not
+ * observable" (fences_observed false), never guessed.
+ *
+ * A target that does not exist yet holds no rows.
+ *
+ * Ownership: observer_new() returns a heap object; observer_free()
+ * releases it.  observer_take() fills a caller-provided rec_observation
+ * whose arrays the record then owns.
+ */
+#ifndef FENCECERT_OBSERVE_H
+#define FENCECERT_OBSERVE_H
+
+#include <stddef.h>
+
+#include "../journal/error.h"
+#include "record.h"
+#include "scenario.h"
+#include "supervise.h"
+
+#define OBSERVE_OUTPUT_MAX (16L * 1024 * 1024) /* bytes of command output */
+#define OBSERVE_TIMEOUT_MS 10000
+
+typedef struct observer observer;
+
+/* Bind a route's observation settings to a schedule dir.  sv runs
+ * observe.command (may be NULL when the route has none). */
+int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
+		 const char *dir, supervisor *sv, observer **out, char *err,
+		 size_t errlen) FC_MUST_CHECK;
+void observer_free(observer *o); /* NULL is a no-op */
+
+/* The expanded target URL. */
+const char *observer_target(const observer *o);
+
+/*
+ * Observe now.  On success out->rows/fences are filled and out->status is
+ * 0.  On failure out holds no rows, out->status is the error and the
+ * message is in observer_errmsg().
+ */
+int observer_take(observer *o, struct rec_observation *out) FC_MUST_CHECK;
+const char *observer_errmsg(const observer *o);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * orchestrator_impl.h -- what orchestrator.c (tries, zombies, faults) and
+ * orchestrator_setup.c (a schedule's directory, workload, URLs and each
+ * attempt's environment) share.  No other file includes it.
+ */
+#ifndef FENCECERT_ORCHESTRATOR_IMPL_H
+#define FENCECERT_ORCHESTRATOR_IMPL_H
+
+#include "observe.h"
+#include "orchestrator.h"
+#include "workgen.h"
+
+/* What the orchestrator knows about one attempt beyond its record. */
+struct run {
+	sv_proc *proc;       /* NULL once ended */
+	int op, try_number;
+	bool ended;
+	bool paused;         /* stopped at a failpoint by a pause fault */
+	long long paused_at; /* monotonic */
+	int pause_fault;     /* index into faults, -1 */
+	bool given_up;       /* zombie: the task moved on */
+	bool resumed;
+};
+
+struct orch {
+	const struct orch_params *p;
+	struct rec_schedule *rec;
+	struct run *runs;    /* parallel to rec->attempts */
+	size_t nruns;
+	struct workgen *wg;
+	observer *obs;
+	char *journal_url;
+	char **argv;         /* expanded route command */
+	char **env;          /* expanded route env */
+	long long t0;        /* monotonic start */
+	long long zombie_wait_ms;
+	int tries;
+	bool *resume_done;   /* per fault: its resume happened as asked */
+	int rc;              /* fatal (out of memory) */
+};
+
+/* Generate the workload, bind the observer, expand URLs, argv and env. */
+int orch__setup(struct orch *o, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* The record's operations (ids, expected rows) and requested faults. */
+int orch__record_ops(struct orch *o) FC_MUST_CHECK;
+int orch__record_faults(struct orch *o) FC_MUST_CHECK;
+
+/* The SPEC section 7 environment of try k of op (heap, NULL-terminated;
+ * free with orch__free_list), or NULL when out of memory. */
+char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
+			 const char *run_dir);
+
+/* "DIR/op<op>/<fmt...>" on the heap, or NULL. */
+char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void orch__free_list(char **v);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * supervise.h -- run route attempts as child processes and watch them.
+ *
+ * A supervisor starts processes (sv_proc), each in its own process group,
+ * and reports what they do as events from one poll loop: a failpoint line
+ * ("HIT <name>") read from the failpoint channel, or the end of the process.
+ * It never blocks on one child.  The caller (the orchestrator model) reacts
+ * to events by answering the failpoint, killing, pausing or resuming the
+ * whole process group.
+ *
+ * Guarantees:
+ *  1. Every process runs in its own process group; kill/pause/resume act on
+ *     the group, and when the leader ends the rest of the group is killed.
+ *  2. No orphans: children die with the supervising process
+ *     (PR_SET_PDEATHSIG), and a watchdog process SIGKILLs every group the
+ *     supervisor created when the supervising process goes away, even by
+ *     SIGKILL (the watchdog sees EOF on its registration socket).
+ *  3. An attempt that outlives its deadline is killed (status timed_out).
+ *  4. exec failures are reported to the caller, not as a strange exit.
+ *
+ * One supervisor per process (it owns the SIGCHLD handler, which only writes
+ * to a self-pipe).  supervisor_new() also makes the calling process a child
+ * subreaper so orphaned grandchildren can be reaped.
+ *
+ * Ownership: sv_proc objects belong to the supervisor; the caller releases
+ * each with sv_proc_free() (kills it if still running) or lets
+ * supervisor_free() release them all.
+ */
+#ifndef FENCECERT_SUPERVISE_H
+#define FENCECERT_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../journal/error.h"
+#include "scenario.h"
+
+typedef struct supervisor supervisor;
+typedef struct sv_proc sv_proc;
+
+struct sv_spawn {
+	char *const *argv;       /* argv[0] is searched in PATH */
+	char *const *env;        /* "NAME=value" set on top of the current
+				    environment; NULL-terminated or NULL */
+	const char *cwd;         /* NULL: inherit */
+	const char *stdout_path; /* created or truncated; NULL: /dev/null */
+	const char *stderr_path;
+	bool failpoints;         /* open the channel as the child's fd 3 and set
+				    FENCECERT_FAILPOINT_FD=3 */
+	long long timeout_ms;    /* kill after this long; 0: no deadline */
+};
+
+enum sv_event_kind {
+	SV_EV_NONE, /* the wait's deadline passed */
+	SV_EV_HIT,  /* the process reported a failpoint and waits for an answer */
+	SV_EV_EXIT, /* the process ended; see sv_proc_status() */
+};
+
+struct sv_event {
+	enum sv_event_kind kind;
+	sv_proc *proc;
+	char failpoint[FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
+	long long at_ms;                    /* when it was seen (monotonic) */
+};
+
+enum sv_end {
+	SV_RUNNING,
+	SV_EXITED,   /* code is the exit status */
+	SV_SIGNALED, /* signal is the terminating signal */
+};
+
+struct sv_status {
+	enum sv_end end;
+	int code;
+	int signal;
+	bool timed_out;      /* the supervisor killed it at its deadline */
+	bool killed;         /* sv_proc_kill() was called */
+	long long start_ms;  /* monotonic */
+	long long end_ms;
+};
+
+int supervisor_new(supervisor **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* Kill every process still running, stop the watchdog.  NULL is a no-op. */
+void supervisor_free(supervisor *sv);
+
+/* Start a process.  On failure nothing is left running and err says why
+ * (FC_IO "cannot run 'x': ..." for exec failures). */
+int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
+		     sv_proc **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/*
+ * Wait for the next event until deadline_ms (monotonic, see
+ * supervisor_now_ms(); a negative deadline waits without bound).  Returns 0
+ * with ev->kind SV_EV_NONE when the deadline passed, or when nothing could
+ * ever happen (no live process).  Deadlines of processes are enforced here.
+ */
+int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
+	FC_MUST_CHECK;
+
+/*
+ * Spawn, then wait until that process ends; events of other processes
+ * arriving meanwhile are queued for later supervisor_wait() calls.  Used for
+ * short helper commands (target observers).
+ */
+int supervisor_run(supervisor *sv, const struct sv_spawn *req,
+		   struct sv_status *st, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* Processes started and not yet ended. */
+size_t supervisor_live(const supervisor *sv);
+
+/* CLOCK_MONOTONIC in ms. */
+long long supervisor_now_ms(void);
+
+pid_t sv_proc_pid(const sv_proc *p);
+const struct sv_status *sv_proc_status(const sv_proc *p);
+bool sv_proc_ended(const sv_proc *p);
+bool sv_proc_paused(const sv_proc *p);
+
+/* Answer the pending failpoint: 'c' continue, 'f' fail the step. */
+int sv_proc_answer(sv_proc *p, char answer) FC_MUST_CHECK;
+
+/* SIGKILL / SIGSTOP / SIGCONT to the whole group.  No-ops once ended. */
+int sv_proc_kill(sv_proc *p);
+int sv_proc_pause(sv_proc *p);
+int sv_proc_resume(sv_proc *p);
+
+/* Replace the deadline (monotonic ms; 0 removes it). */
+void sv_proc_set_deadline(sv_proc *p, long long deadline_ms);
+
+/* A caller's pointer carried with the process. */
+void sv_proc_set_data(sv_proc *p, void *data);
+void *sv_proc_data(const sv_proc *p);
+
+/* Kill (if running), reap, forget.  NULL is a no-op. */
+void sv_proc_free(sv_proc *p);
+
+#endif

@@ -1,0 +1,274 @@
+/*
+ * supervise_spawn.c -- start one process for the supervisor (supervise.h):
+ * fork, set the child up, exec, and learn whether exec worked.
+ *
+ * Invariants:
+ *  1. Everything that allocates happens before fork; the child only makes
+ *     async-signal-safe calls until exec.
+ *  2. Every fd the parent opens is close-on-exec and numbered above
+ *     CHILD_FP_FD, so the child's dup2s onto 0-3 clobber nothing it needs;
+ *     the child inherits exactly 0-2 and its failpoint end as fd 3.
+ *  3. The child is in its own process group, dies with its parent
+ *     (PR_SET_PDEATHSIG, checked with getppid()), and starts with default
+ *     signal dispositions and an empty mask.
+ *  4. exec failures come back as the child's errno over a close-on-exec
+ *     pipe: EOF on it means exec succeeded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "supervise_impl.h"
+
+extern char **environ;
+
+/* Move fd to a number above CHILD_FP_FD (close-on-exec), so the dup2s
+ * onto 0-3 in the child can never clobber another fd the child needs. */
+static int fd_high(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > CHILD_FP_FD)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FP_FD + 1);
+	close(fd);
+	return nfd;
+}
+
+static int open_out(const char *path)
+{
+	if (!path)
+		path = "/dev/null";
+	return fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+}
+
+static bool env_overridden(const char *entry, char *const *env, const char *extra)
+{
+	size_t len = strcspn(entry, "=");
+
+	if (extra && strncmp(entry, extra, len) == 0 && extra[len] == '=')
+		return true;
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(entry, env[i], len) == 0 && env[i][len] == '=')
+			return true;
+	return false;
+}
+
+/* The child's environment: ours, minus what the request sets, minus any
+ * inherited failpoint fd, plus the request's entries and `fpvar`. */
+static char **build_env(char *const *env, const char *fpvar)
+{
+	size_t n = 0, extra = 0, k = 0;
+	char **out;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	for (size_t i = 0; env && env[i]; i++)
+		extra++;
+	out = calloc(n + extra + 2, sizeof(*out));
+	if (!out)
+		return NULL;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "FENCECERT_FAILPOINT_FD=", 23) == 0 ||
+		    env_overridden(*e, env, NULL))
+			continue;
+		out[k++] = *e;
+	}
+	for (size_t i = 0; i < extra; i++)
+		out[k++] = env[i];
+	if (fpvar)
+		out[k++] = (char *)fpvar;
+	out[k] = NULL;
+	return out;
+}
+
+struct child_plan {
+	char *const *argv;
+	char **envp;
+	const char *cwd;
+	int in_fd, out_fd, err_fd, fp_fd, report_fd;
+	pid_t parent;
+};
+
+static void set_limit(int res, rlim_t v)
+{
+	struct rlimit rl;
+
+	if (getrlimit(res, &rl) < 0)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < v)
+		v = rl.rlim_max;
+	rl.rlim_cur = v;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > v)
+		rl.rlim_max = v;
+	setrlimit(res, &rl);
+}
+
+/* Runs in the forked child: only async-signal-safe calls until exec. */
+static void child_exec(const struct child_plan *cp) __attribute__((noreturn));
+static void child_exec(const struct child_plan *cp)
+{
+	sigset_t none;
+	int e;
+
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+	    getppid() != cp->parent)
+		_exit(127); /* the harness died before we could attach */
+	for (int s = 1; s < 32; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(cp->in_fd, 0) < 0 || dup2(cp->out_fd, 1) < 0 ||
+	    dup2(cp->err_fd, 2) < 0)
+		goto fail;
+	if (cp->fp_fd >= 0 && dup2(cp->fp_fd, CHILD_FP_FD) < 0)
+		goto fail;
+	set_limit(RLIMIT_CORE, 0);
+	set_limit(RLIMIT_NOFILE, 4096);
+	set_limit(RLIMIT_CPU, 600);
+	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	/* sanitizer builds reserve terabytes of shadow memory */
+	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
+#endif
+	if (cp->cwd && chdir(cp->cwd) < 0)
+		goto fail;
+	execvpe(cp->argv[0], cp->argv, cp->envp);
+fail:
+	e = errno;
+	if (write(cp->report_fd, &e, sizeof(e)) < 0) {
+		/* the parent sees EOF and an exit 127 */
+	}
+	_exit(127);
+}
+
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
+		     sv_proc **out, char *err, size_t errlen)
+{
+	/* in, out, err, fp parent, fp child, report read, report write */
+	int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+	char fpvar[48];
+	struct child_plan cp;
+	sv_proc *p;
+	pid_t pid;
+	int child_errno = 0;
+	ssize_t r;
+
+	*out = NULL;
+	if (!req->argv || !req->argv[0]) {
+		snprintf(err, errlen, "empty command");
+		return FC_USAGE;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	fds[0] = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	fds[1] = open_out(req->stdout_path);
+	fds[2] = open_out(req->stderr_path);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+		snprintf(err, errlen, "cannot open output file '%s': %s",
+			 fds[1] < 0 ? req->stdout_path : req->stderr_path,
+			 strerror(errno));
+		goto fail;
+	}
+	if (req->failpoints) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+			snprintf(err, errlen, "cannot create failpoint channel: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		fds[3] = fd_high(sp[0]);
+		fds[4] = fd_high(sp[1]);
+		if (fds[3] < 0 || fds[4] < 0 ||
+		    fcntl(fds[3], F_SETFL, O_NONBLOCK) < 0) {
+			snprintf(err, errlen, "cannot set up failpoint channel");
+			goto fail;
+		}
+		snprintf(fpvar, sizeof(fpvar), "FENCECERT_FAILPOINT_FD=%d",
+			 CHILD_FP_FD);
+	}
+	{
+		int rp[2];
+		if (pipe2(rp, O_CLOEXEC) < 0) {
+			snprintf(err, errlen, "cannot create exec pipe: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		fds[5] = fd_high(rp[0]);
+		fds[6] = fd_high(rp[1]);
+	}
+	cp = (struct child_plan){
+		.argv = req->argv, .cwd = req->cwd,
+		.in_fd = fds[0], .out_fd = fds[1], .err_fd = fds[2],
+		.fp_fd = fds[4], .report_fd = fds[6], .parent = getpid(),
+	};
+	cp.envp = build_env(req->env, req->failpoints ? fpvar : NULL);
+	if (!cp.envp) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+		free(cp.envp);
+		goto fail;
+	}
+	if (pid == 0)
+		child_exec(&cp);
+	free(cp.envp);
+	setpgid(pid, pid); /* also done by the child; whoever runs first wins */
+	watchdog_register(&sv->wd, pid);
+	p->registered = true;
+	p->pid = pid;
+	p->sv = sv;
+	p->st.start_ms = supervisor_now_ms();
+	close(fds[6]);
+	fds[6] = -1;
+	while ((r = read(fds[5], &child_errno, sizeof(child_errno))) < 0 &&
+	       errno == EINTR)
+		;
+	if (r > 0) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		kill(-pid, SIGKILL);
+		watchdog_unregister(&sv->wd, pid);
+		snprintf(err, errlen, "cannot run '%s': %s", req->argv[0],
+			 strerror(child_errno));
+		goto fail;
+	}
+	p->fp_fd = fds[3];
+	fds[3] = -1;
+	if (p->fp_fd < 0)
+		p->fp_eof = true;
+	if (req->timeout_ms > 0)
+		p->deadline_ms = p->st.start_ms + req->timeout_ms;
+	close_fds(fds, 7);
+	p->next = sv->procs;
+	sv->procs = p;
+	*out = p;
+	return 0;
+fail:
+	close_fds(fds, 7);
+	free(p);
+	return FC_IO;
+}

@@ -1,0 +1,328 @@
+/*
+ * test_explore.c -- scenario -> schedules, with synthetic traces (no
+ * processes): waves, deduplication of recovery paths, interleavings,
+ * seeded random schedules, unreached declared failpoints, replay, and that
+ * the job list does not depend on the order traces come back in.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../harness/explore.h"
+
+static const char suite_yaml[] =
+	"version: 1\nsuite: t\nroutes:\n"
+	"  - name: r\n    command: [x]\n    journal: 'sqlite:{dir}/j'\n"
+	"    target: 'sqlite:{dir}/t'\n    observe: {sql: 'SELECT 1, 1'}\n"
+	"orchestrator: {retries: 3}\n"
+	"scenarios:\n"
+	"  - name: fixed\n    faults: [{attempt: 1, failpoint: a, action: kill}]\n"
+	"  - name: all\n    explore: {failpoints: all, actions: [kill, pause, fail]}\n"
+	"  - name: killonly\n    explore: {failpoints: all}\n"
+	"  - name: inter\n    explore: {failpoints: all, interleavings: true}\n"
+	"  - name: rnd\n    explore: {actions: [kill, pause, fail],"
+	" random: {schedules: 5, seed: 9, faults: 3}}\n"
+	"  - name: listed\n    explore: {failpoints: [b, zz], actions: [kill]}\n";
+
+/* try 1 reaches a, b, b, c; try 2 after a kill depends on where */
+static const char *const try1[] = { "a", "b", "b", "c" };
+static const char *const after_a[] = { "a", "b", "c" };
+static const char *const after_b[] = { "a", "r", "c" };
+static const char *const after_c[] = { "a", "d" };
+
+static struct suite *load(void)
+{
+	struct suite *s = NULL;
+	char err[512];
+
+	if (suite_load_buffer("t.yaml", suite_yaml, sizeof(suite_yaml) - 1, &s,
+			      err, sizeof(err))) {
+		print_error("%s\n", err);
+		fail();
+	}
+	return s;
+}
+
+static const struct scenario *scenario(const struct suite *s, const char *name)
+{
+	for (size_t i = 0; i < s->nscenarios; i++)
+		if (strcmp(s->scenarios[i].name, name) == 0)
+			return &s->scenarios[i];
+	fail();
+	return NULL;
+}
+
+static void feed(explorer *ex, int id, const char *const *t1, size_t n1,
+		 const char *const *t2, size_t n2)
+{
+	struct explore_attempt a[2] = {
+		{ .operation = 1, .try_number = 1, .hits = t1, .nhits = n1 },
+		{ .operation = 1, .try_number = 2, .hits = t2, .nhits = n2 },
+	};
+
+	assert_int_equal(explorer_feed(ex, id, a, t2 ? 2 : 1), 0);
+}
+
+struct pending {
+	int id;
+	char x[FAILPOINT_NAME_MAX]; /* where its first fault is */
+};
+
+/* Where try 2 goes after the job's first fault (a kill or pause at X). */
+static void feed_by_fault(explorer *ex, const struct pending *p)
+{
+	if (strcmp(p->x, "a") == 0)
+		feed(ex, p->id, try1, 4, after_a, 3);
+	else if (strcmp(p->x, "b") == 0)
+		feed(ex, p->id, try1, 4, after_b, 3);
+	else
+		feed(ex, p->id, try1, 4, after_c, 2);
+}
+
+/*
+ * Drain the explorer: hand out jobs, answer traces (discovery at once,
+ * the others in reverse order when `reverse`), return the schedule strings
+ * joined by '\n' (caller frees).
+ */
+static char *drain(explorer *ex, bool reverse, size_t *njobs, size_t *nstrict)
+{
+	static struct pending pending[1024];
+	size_t np = 0, cap = 65536, len = 0;
+	char *out = calloc(1, cap);
+	const struct explore_job *j;
+	enum explore_next n;
+
+	assert_non_null(out);
+	*njobs = *nstrict = 0;
+	for (;;) {
+		while ((n = explorer_next(ex, &j)) == EXPLORE_JOB) {
+			len += (size_t)snprintf(out + len, cap - len, "%s %s\n",
+						j->kind, j->nfaults ? j->schedule
+								    : "clean");
+			(*njobs)++;
+			*nstrict += j->strict;
+			if (!j->wants_trace)
+				continue;
+			if (j->nfaults == 0)
+				feed(ex, j->id, try1, 4, NULL, 0);
+			else {
+				pending[np].id = j->id;
+				snprintf(pending[np].x, sizeof(pending[np].x),
+					 "%s", j->faults[0].failpoint);
+				np++;
+			}
+		}
+		if (n == EXPLORE_DONE)
+			break;
+		assert_true(np > 0); /* WAIT with nothing pending would hang */
+		for (size_t i = 0; i < np; i++)
+			feed_by_fault(ex, &pending[reverse ? np - 1 - i : i]);
+		np = 0;
+	}
+	return out;
+}
+
+static void test_fixed(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	char err[256], *out;
+	size_t n, strict;
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "fixed"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	out = drain(ex, false, &n, &strict);
+	assert_string_equal(out, "fixed k:a@1\n");
+	assert_int_equal(strict, 1);
+	free(out);
+	explorer_free(ex);
+	suite_free(s);
+}
+
+static void test_exhaustive(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	char err[256], *out, *again;
+	size_t n, strict, n2, s2;
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	out = drain(ex, false, &n, &strict);
+	explorer_free(ex);
+	/* discovery + 4 points x 3 actions + recovery paths: after a kill at
+	 * a, at b#1 / b#2 (the same path: one case) and at c, try 2 reaches
+	 * 3 + 3 + 2 points, each x 3 actions */
+	assert_int_equal(n, 1 + 12 + (3 + 3 + 2) * 3);
+	assert_int_equal(strict, n);
+	assert_non_null(strstr(out, "discovery clean\n"));
+	assert_non_null(strstr(out, "try1 k:b@1#2/op1\n"));
+	assert_non_null(strstr(out, "try1 p:c@1/op1>next\n"));
+	assert_non_null(strstr(out, "try1 f:a@1/op1\n"));
+	assert_non_null(strstr(out, "retry k:a@1/op1;p:b@2/op1>next\n"));
+	assert_non_null(strstr(out, "retry k:b@1/op1;f:r@2/op1\n"));
+	assert_non_null(strstr(out, "retry k:c@1/op1;k:d@2/op1\n"));
+	assert_null(strstr(out, "retry k:b@1#2/op1;")); /* same path as b#1 */
+	/* the same jobs, in the same order, whatever order traces arrive in */
+	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	again = drain(ex, true, &n2, &s2);
+	assert_string_equal(out, again);
+	free(out);
+	free(again);
+	explorer_free(ex);
+	/* actions: [kill] (the default) */
+	assert_int_equal(explorer_new(s, scenario(s, "killonly"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	out = drain(ex, false, &n, &strict);
+	assert_int_equal(n, 1 + 4 + (3 + 3 + 2));
+	assert_null(strstr(out, "p:"));
+	free(out);
+	explorer_free(ex);
+	suite_free(s);
+}
+
+static void test_interleavings(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	char err[256], *out;
+	size_t n, strict;
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "inter"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	out = drain(ex, false, &n, &strict);
+	/* discovery + A paused at each of 4 points (B to completion) + A
+	 * paused until B reaches each point B reached, first hits only */
+	assert_int_equal(n, 1 + 4 + (3 + 3 + 3 + 2));
+	assert_non_null(strstr(out, "interleave p:b@1#2/op1>next\n"));
+	assert_non_null(strstr(out, "interleave p:a@1/op1>c\n"));
+	assert_non_null(strstr(out, "interleave p:c@1/op1>d\n"));
+	assert_null(strstr(out, "retry"));
+	assert_null(strstr(out, "k:"));
+	free(out);
+	explorer_free(ex);
+	suite_free(s);
+}
+
+static void test_random(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	char err[256], *a, *b, *c;
+	size_t n, strict;
+	uint64_t other = 10;
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "rnd"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	a = drain(ex, false, &n, &strict);
+	explorer_free(ex);
+	/* discovery + kills at the 4 points (recovery paths) + 5 random */
+	assert_int_equal(n, 1 + 4 + 5);
+	assert_int_equal(strict, 1 + 4); /* random ones are not strict */
+	assert_non_null(strstr(a, "random "));
+	assert_int_equal(explorer_new(s, scenario(s, "rnd"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	b = drain(ex, true, &n, &strict);
+	explorer_free(ex);
+	assert_string_equal(a, b); /* same seed, same schedules */
+	assert_int_equal(explorer_new(s, scenario(s, "rnd"), &other, &ex, err,
+				      sizeof(err)), 0);
+	c = drain(ex, false, &n, &strict);
+	explorer_free(ex);
+	assert_string_not_equal(a, c); /* --seed changes them */
+	free(a);
+	free(b);
+	free(c);
+	suite_free(s);
+}
+
+static void test_listed_and_unreached(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	const char *const *un;
+	char err[256], *out;
+	size_t n, strict;
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "listed"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	out = drain(ex, false, &n, &strict);
+	/* only b is faulted: b#1 and b#2 in try 1; try 2 after them reaches
+	 * no b (a, r, c) */
+	assert_int_equal(n, 1 + 2);
+	assert_null(strstr(out, ":a@"));
+	un = explorer_unreached(ex);
+	assert_string_equal(un[0], "zz");
+	assert_null(un[1]);
+	assert_false(explorer_incomplete(ex));
+	free(out);
+	explorer_free(ex);
+	suite_free(s);
+}
+
+static void test_no_failpoints(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	const struct explore_job *j;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	feed(ex, j->id, NULL, 0, NULL, 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_DONE);
+	assert_true(explorer_incomplete(ex));
+	explorer_free(ex);
+	suite_free(s);
+}
+
+static void test_replay(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	const struct explore_job *j;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(explorer_new_replay(s, scenario(s, "all"),
+					     "k:b@1#2/op1;p:r@2/op1>next", &ex,
+					     err, sizeof(err)), 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	assert_string_equal(j->schedule, "k:b@1#2/op1;p:r@2/op1>next");
+	assert_int_equal(j->operations, 1); /* explore scenarios: 1 operation */
+	assert_true(j->strict);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_DONE);
+	explorer_free(ex);
+	assert_int_equal(explorer_new_replay(s, scenario(s, "all"), "k:", &ex,
+					     err, sizeof(err)), FC_USAGE);
+	suite_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixed),
+		cmocka_unit_test(test_exhaustive),
+		cmocka_unit_test(test_interleavings),
+		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_listed_and_unreached),
+		cmocka_unit_test(test_no_failpoints),
+		cmocka_unit_test(test_replay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

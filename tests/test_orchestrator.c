@@ -1,0 +1,391 @@
+/*
+ * test_orchestrator.c -- the Airflow model of one schedule, with real
+ * processes: this binary re-executed as a scripted route ("route" mode)
+ * that logs what it was given and behaves as its environment says:
+ *
+ *   ROUTE_EXITS   comma list: exit status of try 1, 2, ... (last repeats)
+ *   ROUTE_HITS    failpoints to report, in order, before exiting
+ *
+ * Each try appends one line to DIR/log: "try=K xcom_empty=0|1
+ * prev=PATH|- run_files=N", puts a marker file in its run dir and writes
+ * return.json into its XCom dir, so the tests can see what the orchestrator
+ * did between tries.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../harness/orchestrator.h"
+#include "../harness/schedule.h"
+
+static char self_exe[4096];
+static char tmp_root[] = "/tmp/fc-orch-XXXXXX";
+
+/* --- the scripted route --------------------------------------------------- */
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int route_main(void)
+{
+	const char *xcom = getenv("FENCECERT_XCOM_DIR");
+	const char *run = getenv("FENCECERT_RUN_DIR");
+	const char *prev = getenv("FENCECERT_PREV_XCOM_DIR");
+	const char *exits = getenv("ROUTE_EXITS");
+	const char *hits = getenv("ROUTE_HITS");
+	const char *fdv = getenv("FENCECERT_FAILPOINT_FD");
+	int k = atoi(getenv("FENCECERT_TRY_NUMBER"));
+	char path[4200], log[4200], buf[256];
+	int code = 0, fd = fdv ? atoi(fdv) : -1;
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s/../../log", run);
+	f = fopen(log, "a");
+	if (!f)
+		return 64;
+	fprintf(f, "try=%d xcom_empty=%d prev=%s run_files=%d\n", k,
+		count_entries(xcom) == 0, prev ? strrchr(prev, '/') + 1 : "-",
+		count_entries(run));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/marker-%d", run, k);
+	fclose(fopen(path, "w"));
+	/* "HIT a,HIT b": each waits for its answer; 'f' makes the try exit 75 */
+	if (hits && fd >= 0) {
+		char list[256], *save, *name;
+		snprintf(list, sizeof(list), "%s", hits);
+		for (name = strtok_r(list, ",", &save); name;
+		     name = strtok_r(NULL, ",", &save)) {
+			char c;
+			int n = snprintf(buf, sizeof(buf), "HIT %s\n", name);
+			if (write(fd, buf, (size_t)n) != n || read(fd, &c, 1) != 1)
+				return 70;
+			if (c == 'f')
+				return 75;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/return.json", xcom);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "{\"state\":\"RUNNING\",\"try_number\":%d}\n", k);
+		fclose(f);
+	}
+	for (int i = 1; exits && *exits; i++) {
+		code = atoi(exits);
+		if (i == k)
+			break;
+		exits = strchr(exits, ',');
+		if (!exits)
+			break;
+		exits++;
+	}
+	return code;
+}
+
+/* --- helpers -------------------------------------------------------------- */
+
+static struct suite *make_suite(const char *exits, const char *hits,
+				int retries)
+{
+	char yaml[8192], err[512];
+	struct suite *s = NULL;
+
+	snprintf(yaml, sizeof(yaml),
+		 "version: 1\nsuite: t\nroutes:\n"
+		 "  - name: scripted\n"
+		 "    command: ['%s', route]\n"
+		 "    journal: 'sqlite:{dir}/journal.db'\n"
+		 "    target: 'sqlite:{dir}/target.db'\n"
+		 "    observe: {sql: 'SELECT row_key, COUNT(*) FROM events GROUP BY row_key'}\n"
+		 "    env: {ROUTE_EXITS: '%s', ROUTE_HITS: '%s'}\n"
+		 "workload: {operations: 1, rows_per_operation: 3}\n"
+		 "orchestrator: {retries: %d, zombie_delay_ms: 5, lease_ttl_ms: 5,"
+		 " attempt_timeout_ms: 10000}\n"
+		 "scenarios:\n  - name: s\n",
+		 self_exe, exits, hits, retries);
+	if (suite_load_buffer("t.yaml", yaml, strlen(yaml), &s, err, sizeof(err))) {
+		print_error("suite: %s\n", err);
+		fail();
+	}
+	return s;
+}
+
+struct outcome {
+	struct rec_schedule *rec;
+	char log[4096];
+	char dir[4200];
+};
+
+static void run_schedule(struct suite *s, const char *sched, struct outcome *out)
+{
+	static int n;
+	struct fault *f = NULL;
+	size_t nf = 0;
+	char err[512], path[4300];
+	supervisor *sv;
+	FILE *lf;
+	size_t len;
+
+	snprintf(out->dir, sizeof(out->dir), "%s/s%d", tmp_root, n++);
+	assert_int_equal(mkdir(out->dir, 0755), 0);
+	assert_int_equal(schedule_parse(sched, &f, &nf, err, sizeof(err)), 0);
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	assert_int_equal(orchestrator_run(&(struct orch_params){
+			.suite = s, .route = &s->routes[0], .scenario = "s",
+			.schedule = sched, .faults = f, .nfaults = nf,
+			.dir = out->dir, .sv = sv }, &out->rec, err, sizeof(err)), 0);
+	supervisor_free(sv);
+	free(f);
+	snprintf(path, sizeof(path), "%s/log", out->dir);
+	out->log[0] = '\0';
+	lf = fopen(path, "r");
+	if (lf) {
+		len = fread(out->log, 1, sizeof(out->log) - 1, lf);
+		out->log[len] = '\0';
+		fclose(lf);
+	}
+}
+
+static void release(struct outcome *out, struct suite *s)
+{
+	record_free(out->rec);
+	suite_free(s);
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+/* XCom is fresh each try and names the previous one; the run dir stays. */
+static void test_tries_and_dirs(void **state)
+{
+	struct suite *s = make_suite("75,0", "", 3);
+	struct outcome o;
+	const struct rec_schedule *r;
+
+	(void)state;
+	run_schedule(s, "clean", &o);
+	r = o.rec;
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->nattempts, 2);
+	assert_int_equal(r->ops[0].task, TASK_SUCCESS);
+	assert_int_equal(r->attempts[0].exit_code, 75);
+	assert_int_equal(r->attempts[1].exit_code, 0);
+	assert_true(r->attempts[0].counted && r->attempts[1].counted);
+	assert_string_equal(o.log,
+		"try=1 xcom_empty=1 prev=- run_files=0\n"
+		"try=2 xcom_empty=1 prev=try-1 run_files=1\n");
+	/* both tries' return.json survive, and are read back */
+	assert_int_equal(r->ops[0].nevidence, 2);
+	release(&o, s);
+}
+
+static void test_exit_100_stops(void **state)
+{
+	struct suite *s = make_suite("100,0", "", 3);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->nattempts, 1);
+	assert_int_equal(o.rec->ops[0].task, TASK_FAILED);
+	release(&o, s);
+}
+
+static void test_retries_exhausted(void **state)
+{
+	struct suite *s = make_suite("75", "", 2);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->nattempts, 3);
+	assert_int_equal(o.rec->ops[0].task, TASK_RETRIES_EXHAUSTED);
+	release(&o, s);
+}
+
+static void test_lose_pod_and_xcom(void **state)
+{
+	struct suite *s = make_suite("75,0", "", 3);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "x@1;l@1", &o);
+	assert_true(o.rec->fired[0] && o.rec->fired[1]);
+	/* try 2 found its run dir empty; try 1's XCom did not survive */
+	assert_non_null(strstr(o.log, "try=2 xcom_empty=1 prev=try-1 run_files=0"));
+	assert_int_equal(o.rec->ops[0].nevidence, 1);
+	assert_int_equal(o.rec->ops[0].evidence[0].try_number, 2);
+	release(&o, s);
+}
+
+static void test_kill_and_fail_at_failpoints(void **state)
+{
+	struct suite *s = make_suite("0", "a,b", 3);
+	struct outcome o;
+	const struct rec_schedule *r;
+
+	(void)state;
+	run_schedule(s, "k:b@1;f:a@2", &o);
+	r = o.rec;
+	assert_int_equal(r->nattempts, 3);
+	assert_int_equal(r->attempts[0].signal, 9);
+	assert_true(r->attempts[0].killed);
+	assert_int_equal(r->attempts[0].nhits, 2);
+	assert_int_equal(r->attempts[0].hits[0].answer, 'c');
+	assert_int_equal(r->attempts[0].hits[1].answer, 'k');
+	assert_int_equal(r->attempts[1].exit_code, 75);
+	assert_int_equal(r->attempts[1].hits[0].answer, 'f');
+	assert_int_equal(r->attempts[2].exit_code, 0);
+	assert_true(r->fired[0] && r->fired[1]);
+	assert_int_equal(r->napplied, 2);
+	release(&o, s);
+}
+
+/* A paused try becomes a zombie; the next try decides the task; the zombie
+ * resumes after it and its exit is recorded but does not count. */
+static void test_zombie_after_next(void **state)
+{
+	struct suite *s = make_suite("100,0", "a", 3);
+	struct outcome o;
+	const struct rec_schedule *r;
+
+	(void)state;
+	run_schedule(s, "p:a@1>next", &o);
+	r = o.rec;
+	assert_int_equal(r->nattempts, 2);
+	assert_true(r->attempts[0].zombie && r->attempts[0].resumed);
+	assert_true(r->attempts[0].counted);
+	assert_int_equal(r->attempts[0].exit_code, 100); /* did not count */
+	assert_int_equal(r->ops[0].task, TASK_SUCCESS);
+	/* the zombie ended after the try that replaced it */
+	assert_true(r->attempts[0].end_ms >= r->attempts[1].end_ms);
+	assert_true(r->fired[0]);
+	release(&o, s);
+}
+
+/* Resume at a failpoint of the next try: that try waits there until the
+ * zombie has ended. */
+static void test_zombie_at_failpoint(void **state)
+{
+	struct suite *s = make_suite("0", "a,b", 3);
+	struct outcome o;
+	const struct rec_schedule *r;
+
+	(void)state;
+	run_schedule(s, "p:a@1>b", &o);
+	r = o.rec;
+	assert_int_equal(r->nattempts, 2);
+	assert_true(r->attempts[0].resumed);
+	assert_true(r->attempts[0].end_ms <= r->attempts[1].end_ms);
+	assert_true(r->attempts[0].end_ms >= r->attempts[1].hits[1].at_ms);
+	assert_true(r->fired[0]);
+	release(&o, s);
+}
+
+static void test_never_resumed(void **state)
+{
+	struct suite *s = make_suite("0", "a", 3);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "p:a@1>never", &o);
+	assert_true(o.rec->attempts[0].zombie);
+	assert_false(o.rec->attempts[0].resumed);
+	assert_true(o.rec->attempts[0].killed);
+	assert_int_equal(o.rec->ops[0].task, TASK_SUCCESS);
+	release(&o, s);
+}
+
+/* A fault whose failpoint never comes is reported as not fired. */
+static void test_unfired(void **state)
+{
+	struct suite *s = make_suite("0", "a", 3);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "k:zzz@1;p:a@1>zzz", &o);
+	assert_false(o.rec->fired[0]);
+	assert_false(o.rec->fired[1]); /* paused, but its resume never came */
+	release(&o, s);
+}
+
+static void test_change_source(void **state)
+{
+	struct suite *s = make_suite("75,0", "", 3);
+	struct outcome o;
+
+	(void)state;
+	run_schedule(s, "s@1", &o);
+	assert_true(o.rec->fired[0]);
+	assert_int_equal(o.rec->ops[0].source_changed_after, 1);
+	release(&o, s);
+}
+
+static void test_route_missing(void **state)
+{
+	struct suite *s = make_suite("0", "", 3);
+	struct outcome o;
+
+	(void)state;
+	free(s->routes[0].command[0]);
+	s->routes[0].command[0] = strdup("/nonexistent/route");
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->status, FC_IO);
+	assert_non_null(strstr(o.rec->error, "cannot run"));
+	assert_true(o.rec->attempts[0].spawn_failed);
+	release(&o, s);
+}
+
+static int teardown(void **state)
+{
+	char cmd[4200];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tries_and_dirs),
+		cmocka_unit_test(test_exit_100_stops),
+		cmocka_unit_test(test_retries_exhausted),
+		cmocka_unit_test(test_lose_pod_and_xcom),
+		cmocka_unit_test(test_kill_and_fail_at_failpoints),
+		cmocka_unit_test(test_zombie_after_next),
+		cmocka_unit_test(test_zombie_at_failpoint),
+		cmocka_unit_test(test_never_resumed),
+		cmocka_unit_test(test_unfired),
+		cmocka_unit_test(test_change_source),
+		cmocka_unit_test(test_route_missing),
+	};
+	ssize_t n;
+
+	if (argc == 2 && strcmp(argv[1], "route") == 0)
+		return route_main();
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0 || !mkdtemp(tmp_root))
+		return 1;
+	self_exe[n] = '\0';
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,494 @@
+/*
+ * test_supervise.c -- the supervisor with real processes.
+ *
+ * The routes under test are this binary itself, re-executed with
+ * "child MODE" (see child_main): so every behaviour (talking the failpoint
+ * channel, hanging, forking and dying) is plain C, not shell quirks.  The
+ * orphan tests mark their processes with a unique environment variable and
+ * scan /proc for it afterwards.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../harness/supervise.h"
+
+static char self_exe[4096];
+static char tmp_dir[] = "/tmp/fc-supervise-XXXXXX";
+
+/* --- the child routes ------------------------------------------------------ */
+
+static int ask(int fd, const char *name)
+{
+	char line[128], c;
+	int n = snprintf(line, sizeof(line), "HIT %s\n", name);
+
+	if (write(fd, line, (size_t)n) != n || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+static int child_main(const char *mode)
+{
+	const char *fdv = getenv("FENCECERT_FAILPOINT_FD");
+	int fd = fdv ? atoi(fdv) : -1;
+
+	if (strcmp(mode, "exit3") == 0)
+		return 3;
+	if (strcmp(mode, "term") == 0) {
+		raise(SIGTERM);
+		return 1;
+	}
+	if (strcmp(mode, "hits") == 0) {
+		/* 'c' at a, 'f' at b: exit 42; anything else: 10 + step */
+		if (ask(fd, "a") != 'c')
+			return 11;
+		if (ask(fd, "b") != 'f')
+			return 12;
+		return 42;
+	}
+	if (strcmp(mode, "hang") == 0) {
+		for (;;)
+			pause();
+	}
+	if (strcmp(mode, "fork-and-die") == 0) {
+		/* a grandchild that would outlive us if nobody killed it */
+		if (fork() == 0) {
+			setenv("SUPERVISE_TEST_GRANDCHILD", "1", 1);
+			for (;;)
+				pause();
+		}
+		return 0;
+	}
+	if (strcmp(mode, "nofd") == 0)
+		return fdv ? 1 : 0;
+	return 99;
+}
+
+/* --- helpers -------------------------------------------------------------- */
+
+static char *argv_for(const char *mode, char **argv)
+{
+	argv[0] = self_exe;
+	argv[1] = (char *)"child";
+	argv[2] = (char *)mode;
+	argv[3] = NULL;
+	return argv[0];
+}
+
+static sv_proc *spawn_mode(supervisor *sv, const char *mode, bool fp,
+			   long long timeout, char **env)
+{
+	char *argv[4];
+	sv_proc *p = NULL;
+	char err[256];
+
+	argv_for(mode, argv);
+	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){
+				.argv = argv, .env = env, .failpoints = fp,
+				.timeout_ms = timeout }, &p, err, sizeof(err)), 0);
+	assert_non_null(p);
+	return p;
+}
+
+/* Wait for the next event of p (with a bound so a bug cannot hang);
+ * events of other processes are dropped, so use it with one live process
+ * or where the others' events do not matter. */
+static void next_event(supervisor *sv, sv_proc *p, struct sv_event *ev)
+{
+	long long until = supervisor_now_ms() + 20000;
+
+	for (;;) {
+		assert_int_equal(supervisor_wait(sv, until, ev), 0);
+		assert_int_not_equal(ev->kind, SV_EV_NONE);
+		if (ev->proc == p)
+			return;
+	}
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : 0;
+}
+
+/* Number of live (non-zombie) processes whose environment holds needle. */
+static int count_marked(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[65536];
+		size_t len;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/environ", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (proc_state(atoi(e->d_name)) == 'Z')
+			continue;
+		if (memmem(buf, len, needle, strlen(needle)))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int wait_unmarked(const char *needle, long long ms)
+{
+	long long until = supervisor_now_ms() + ms;
+	int n;
+
+	while ((n = count_marked(needle)) && supervisor_now_ms() < until) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+static void test_exit_and_signal(void **state)
+{
+	supervisor *sv;
+	sv_proc *a, *b;
+	struct sv_event ev;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	a = spawn_mode(sv, "exit3", false, 0, NULL);
+	b = spawn_mode(sv, "term", false, 0, NULL);
+	/* both end, in whatever order */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(supervisor_wait(sv, supervisor_now_ms() + 20000,
+						 &ev), 0);
+		assert_int_equal(ev.kind, SV_EV_EXIT);
+		assert_true(ev.proc == a || ev.proc == b);
+	}
+	assert_true(sv_proc_ended(a) && sv_proc_ended(b));
+	assert_int_equal(sv_proc_status(a)->end, SV_EXITED);
+	assert_int_equal(sv_proc_status(a)->code, 3);
+	assert_int_equal(sv_proc_status(b)->end, SV_SIGNALED);
+	assert_int_equal(sv_proc_status(b)->signal, SIGTERM);
+	assert_false(sv_proc_status(b)->timed_out);
+	assert_int_equal(supervisor_live(sv), 0);
+	/* nothing left: a wait without deadline returns at once */
+	assert_int_equal(supervisor_wait(sv, -1, &ev), 0);
+	assert_int_equal(ev.kind, SV_EV_NONE);
+	supervisor_free(sv);
+}
+
+static void test_failpoint_answers(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "hits", true, 10000, NULL);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_HIT);
+	assert_string_equal(ev.failpoint, "a");
+	assert_int_equal(sv_proc_answer(p, 'c'), 0);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_HIT);
+	assert_string_equal(ev.failpoint, "b");
+	assert_int_equal(sv_proc_answer(p, 'f'), 0);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_int_equal(sv_proc_status(p)->code, 42);
+	/* a route started without the channel sees no variable */
+	p = spawn_mode(sv, "nofd", false, 10000, NULL);
+	next_event(sv, p, &ev);
+	assert_int_equal(sv_proc_status(p)->code, 0);
+	supervisor_free(sv);
+}
+
+static void test_pause_resume_kill(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256];
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "hits", true, 10000, NULL);
+	next_event(sv, p, &ev);
+	assert_int_equal(sv_proc_pause(p), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(proc_state(sv_proc_pid(p)), 'T');
+	assert_true(sv_proc_paused(p));
+	/* no event while stopped */
+	assert_int_equal(supervisor_wait(sv, supervisor_now_ms() + 100, &ev), 0);
+	assert_int_equal(ev.kind, SV_EV_NONE);
+	assert_int_equal(sv_proc_answer(p, 'c'), 0);
+	assert_int_equal(sv_proc_resume(p), 0);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_HIT);
+	assert_string_equal(ev.failpoint, "b");
+	assert_int_equal(sv_proc_kill(p), 0);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	assert_true(sv_proc_status(p)->killed);
+	/* a paused process can be killed too */
+	p = spawn_mode(sv, "hits", true, 10000, NULL);
+	next_event(sv, p, &ev);
+	assert_int_equal(sv_proc_pause(p), 0);
+	assert_int_equal(sv_proc_kill(p), 0);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	supervisor_free(sv);
+}
+
+static void test_timeout(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256];
+	long long t0 = supervisor_now_ms();
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "hang", false, 300, NULL);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_true(sv_proc_status(p)->timed_out);
+	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	assert_true(supervisor_now_ms() - t0 >= 300);
+	assert_true(supervisor_now_ms() - t0 < 5000);
+	supervisor_free(sv);
+}
+
+static void test_group_killed_after_leader(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256], marker[128];
+	char *env[2] = { marker, NULL };
+	pid_t pgid;
+
+	(void)state;
+	snprintf(marker, sizeof(marker), "SUPERVISE_TEST_MARK=group-%d", getpid());
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "fork-and-die", false, 10000, env);
+	pgid = sv_proc_pid(p);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_int_equal(sv_proc_status(p)->code, 0);
+	sv_proc_free(p);
+	/* the grandchild was in the group: nothing of the group survives */
+	assert_int_equal(kill(-pgid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(wait_unmarked(marker, 2000), 0);
+	supervisor_free(sv);
+}
+
+static void test_exec_failure(void **state)
+{
+	supervisor *sv;
+	sv_proc *p = NULL;
+	char err[256];
+	char *argv[] = { (char *)"/nonexistent/route", NULL };
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){ .argv = argv },
+					  &p, err, sizeof(err)), FC_IO);
+	assert_null(p);
+	assert_non_null(strstr(err, "cannot run '/nonexistent/route'"));
+	assert_int_equal(supervisor_live(sv), 0);
+	supervisor_free(sv);
+}
+
+static void test_run_queues_other_events(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	struct sv_status st;
+	char err[256], *argv[4];
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "hits", true, 10000, NULL);
+	argv_for("exit3", argv);
+	/* the helper's wait must not swallow p's failpoint */
+	assert_int_equal(supervisor_run(sv, &(struct sv_spawn){ .argv = argv },
+					&st, err, sizeof(err)), 0);
+	assert_int_equal(st.code, 3);
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_HIT);
+	assert_string_equal(ev.failpoint, "a");
+	supervisor_free(sv); /* kills p */
+}
+
+/*
+ * The supervising process dies by SIGKILL while a route and the route's
+ * own child run: the route dies of PDEATHSIG, the grandchild (no PDEATHSIG)
+ * only because the watchdog kills the group.
+ */
+static void test_watchdog(void **state)
+{
+	char marker[128];
+	int ready[2];
+	pid_t harness;
+	char c;
+
+	(void)state;
+	snprintf(marker, sizeof(marker), "SUPERVISE_TEST_MARK=wd-%d", getpid());
+	assert_int_equal(pipe(ready), 0);
+	harness = fork();
+	assert_true(harness >= 0);
+	if (harness == 0) {
+		supervisor *sv;
+		sv_proc *p;
+		char err[256], *argv[] = { (char *)"sh", (char *)"-c",
+					   (char *)"sleep 300 & sleep 300", NULL };
+		char *env[2] = { marker, NULL };
+		close(ready[0]);
+		if (supervisor_new(&sv, err, sizeof(err)) ||
+		    supervisor_spawn(sv, &(struct sv_spawn){ .argv = argv,
+				     .env = env }, &p, err, sizeof(err)))
+			_exit(1);
+		/* let sh start its background child */
+		while (count_marked(marker) < 3)
+			usleep(10000);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	assert_true(count_marked(marker) >= 3);
+	kill(harness, SIGKILL);
+	waitpid(harness, NULL, 0);
+	assert_int_equal(wait_unmarked(marker, 2000), 0);
+}
+
+/* The same through `fencecert certify`: SIGKILL it mid-suite. */
+static void test_certify_killed(void **state)
+{
+	const char *bin = getenv("FENCECERT");
+	char marker[128], suite[4200], out[4200];
+	FILE *f;
+	pid_t pid;
+
+	(void)state;
+	if (!bin || access(bin, X_OK) != 0)
+		bin = "build/fencecert";
+	if (access(bin, X_OK) != 0) {
+		print_message("skipped: no fencecert binary ($FENCECERT)\n");
+		skip();
+	}
+	snprintf(marker, sizeof(marker), "certify-%d-%ld", getpid(),
+		 (long)time(NULL));
+	snprintf(suite, sizeof(suite), "%s/suite.yaml", tmp_dir);
+	snprintf(out, sizeof(out), "%s/out", tmp_dir);
+	f = fopen(suite, "w");
+	assert_non_null(f);
+	fprintf(f, "version: 1\nsuite: orphans\nroutes:\n"
+		"  - name: sleeper\n"
+		"    command: [sh, -c, 'sleep 300 & sleep 300']\n"
+		"    journal: 'sqlite:{dir}/j.db'\n"
+		"    target: 'sqlite:{dir}/t.db'\n"
+		"    observe: {sql: 'SELECT 1, 1'}\n"
+		"    env: {SUPERVISE_TEST_MARK: '%s'}\n"
+		"scenarios:\n  - name: a\n  - name: b\n  - name: c\n", marker);
+	fclose(f);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(bin, bin, "certify", suite, "--out", out, "--work-dir",
+		      tmp_dir, "--jobs", "2", (char *)NULL);
+		_exit(127);
+	}
+	/* wait until routes (and their children) run */
+	for (int i = 0; i < 500 && count_marked(marker) < 4; i++)
+		usleep(10000);
+	assert_true(count_marked(marker) >= 4);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(wait_unmarked(marker, 2000), 0);
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[4200];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_and_signal),
+		cmocka_unit_test(test_failpoint_answers),
+		cmocka_unit_test(test_pause_resume_kill),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_group_killed_after_leader),
+		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_run_queues_other_events),
+		cmocka_unit_test(test_watchdog),
+		cmocka_unit_test(test_certify_killed),
+	};
+	ssize_t n;
+
+	if (argc == 3 && strcmp(argv[1], "child") == 0)
+		return child_main(argv[2]);
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0)
+		return 1;
+	self_exe[n] = '\0';
+	if (!mkdtemp(tmp_dir))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, teardown_dir);
+}
