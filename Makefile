@@ -73,7 +73,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 FLAGS_STAMP := $(BUILD)/.flags
 $(shell mkdir -p $(BUILD); echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' | cmp -s - $(FLAGS_STAMP) || echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS)' > $(FLAGS_STAMP))
 
-.PHONY: all check unit integration certify bench clean install fuzz
+.PHONY: all check unit integration certify certify-exhaustive bench clean install fuzz
 all: $(BUILD)/fencecert
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
@@ -106,6 +106,10 @@ certify: $(BUILD)/fencecert
 	@if [ -f scenarios/default.yaml ]; then \
 		$(BUILD)/fencecert certify scenarios/default.yaml --out $(BUILD)/certify; \
 	else echo "fencecert: no routes yet (scenarios/default.yaml lands with the harness)"; fi
+
+# Every failpoint x {kill, pause, fail}, every interleaving (minutes, not seconds).
+certify-exhaustive: $(BUILD)/fencecert
+	$(BUILD)/fencecert certify scenarios/exhaustive.yaml --out $(BUILD)/certify-exhaustive
 
 bench: $(BUILD)/fencecert $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run $(BENCH_BINS)

@@ -334,7 +334,7 @@ int cmd_certify(int argc, char **argv)
 	o.work_dir = work;
 	o.progress_tty = isatty(STDERR_FILENO);
 	catch_stop_signals();
-	janitor = start_janitor(work, &janitor_pid);
+	janitor = o.keep ? -1 : start_janitor(work, &janitor_pid);
 	t0 = supervisor_now_ms();
 	rc = certify_run(s, &o, &report, err, sizeof(err));
 	if (!rc && report_json_finish(report, supervisor_now_ms() - t0)) {
