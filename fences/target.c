@@ -289,12 +289,11 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/*
- * Paths of the regular, non-dot files of dir ending in suffix (NULL: any),
- * sorted.  A missing dir gives an empty list.
- */
-static int list_files(const char *dir, const char *suffix, char ***names,
-		      size_t *n, char *err, size_t errlen)
+/* Entries of dir of one type (S_IFREG or S_IFDIR), without dot names and
+ * ending in suffix when one is given, as full paths, sorted.  A missing dir
+ * lists nothing. */
+static int list_entries(const char *dir, mode_t type, const char *suffix,
+			char ***names, size_t *n, char *err, size_t errlen)
 {
 	size_t cap = 0, sl = suffix ? strlen(suffix) : 0;
 	struct dirent *de;
@@ -315,12 +314,12 @@ static int list_files(const char *dir, const char *suffix, char ***names,
 		char path[PATH_MAX];
 		struct stat st;
 
-		if (de->d_name[0] == '.' || len <= sl ||
-		    (suffix && strcmp(de->d_name + len - sl, suffix) != 0))
+		if (de->d_name[0] == '.' || (suffix && (len <= sl ||
+		    strcmp(de->d_name + len - sl, suffix) != 0)))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 		    (int)sizeof(path) || stat(path, &st) != 0 ||
-		    !S_ISREG(st.st_mode))
+		    (st.st_mode & S_IFMT) != type)
 			continue;
 		if (grow((void **)names, &cap, *n, sizeof(**names)) ||
 		    !((*names)[*n] = strdup(path)))
@@ -345,54 +344,17 @@ static int list_files(const char *dir, const char *suffix, char ***names,
 	return 0;
 }
 
+static int list_files(const char *dir, const char *suffix, char ***names,
+		      size_t *n, char *err, size_t errlen)
+{
+	return list_entries(dir, S_IFREG, suffix, names, n, err, errlen);
+}
+
 /* Subdirectories of dir that may be tables (not dot names), sorted. */
 static int list_tables(const char *dir, char ***names, size_t *n, char *err,
 		       size_t errlen)
 {
-	size_t cap = 0;
-	struct dirent *de;
-	DIR *d;
-	int rc = 0;
-
-	*names = NULL;
-	*n = 0;
-	if (!(d = opendir(dir))) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "cannot list '%s': %s", dir,
-			 strerror(errno));
-		return FC_FENCE_UNAVAILABLE;
-	}
-	while (!rc && (errno = 0, de = readdir(d))) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (de->d_name[0] == '.' ||
-		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(path) || stat(path, &st) != 0 ||
-		    !S_ISDIR(st.st_mode))
-			continue;
-		if (grow((void **)names, &cap, *n, sizeof(**names)) ||
-		    !((*names)[*n] = strdup(path)))
-			rc = FC_NOMEM;
-		else
-			(*n)++;
-	}
-	if (!rc && errno) {
-		snprintf(err, errlen, "cannot list '%s': %s", dir,
-			 strerror(errno));
-		rc = FC_FENCE_UNAVAILABLE;
-	}
-	closedir(d);
-	if (rc) {
-		free_names(*names, *n);
-		*names = NULL;
-		*n = 0;
-		return rc;
-	}
-	if (*n)
-		qsort(*names, *n, sizeof(**names), by_string);
-	return 0;
+	return list_entries(dir, S_IFDIR, NULL, names, n, err, errlen);
 }
 
 /* datafile_read's codes, as the observer reports them. */
