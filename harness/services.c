@@ -658,6 +658,12 @@ static int clean_etcd(const struct service *s, const char *id, char *err,
 	return rc;
 }
 
+static void quiet_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message; /* "drop cascades to ...": expected, not news */
+}
+
 static int clean_pg(const struct service *s, const char *id, char *err,
 		    size_t errlen)
 {
@@ -673,6 +679,7 @@ static int clean_pg(const struct service *s, const char *id, char *err,
 		*q = '\0'; /* fencecert's own parameters are not libpq's */
 	conn = PQconnectdb(url);
 	free(url);
+	PQsetNoticeProcessor(conn, quiet_notice, NULL);
 	if (PQstatus(conn) != CONNECTION_OK) {
 		rc = fail(err, errlen, "service '%s': cannot connect: %s",
 			  s->spec->name, PQerrorMessage(conn));

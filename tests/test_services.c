@@ -6,7 +6,9 @@
  * namespace names, cleaning one schedule's keys and no other's, stopping
  * and starting a member (and refusing an unknown one), services_leave()
  * bringing every member back after an exclusive schedule, and
- * services_free() leaving no server and no directory behind.  Teardown
+ * services_free() leaving no server and no directory behind; for
+ * postgresql, a server started with ci/pg-up and cleaning that drops one
+ * schedule's schemas only.  Teardown
  * when the harness is SIGKILLed is tests/integration/services_kill.sh.
  */
 #include <dirent.h>
@@ -21,6 +23,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include "harness/services.h"
 #include "journal/etcd_client.h"
@@ -215,6 +219,70 @@ static void test_etcd(void **state)
 	suite_free(s);
 }
 
+/* Run sql on url; returns the first value of the first row ("" if none). */
+static char *pg_query(const char *url, const char *sql)
+{
+	PGconn *c = PQconnectdb(url);
+	PGresult *r;
+	char *out;
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connect: %s", PQerrorMessage(c));
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK &&
+	    PQresultStatus(r) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	out = strdup(PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
+	PQclear(r);
+	PQfinish(c);
+	return out;
+}
+
+/* The postgresql kind started by the harness (the entry's variable is
+ * unset), and cleaning drops exactly one schedule's schemas. */
+static void test_postgresql(void **state)
+{
+	struct suite *s = load("version: 1\nsuite: s\n"
+			       "services:\n  - {name: pg, kind: postgresql,"
+			       " env: FC_TEST_SERVICES_UNSET}\n"
+			       "routes:\n  - {name: r, command: [p],"
+			       " journal: '{service:pg}?schema={schedule_id}_j',"
+			       " target: t, observe: {sql: x}}\n"
+			       "scenarios:\n  - name: a\n");
+	char dir[300], err[512], id[64], other[64], sql[300];
+	const char *url;
+	char *v;
+	services *sv;
+
+	unsetenv("FC_TEST_SERVICES_UNSET");
+	snprintf(dir, sizeof(dir), "%s/pgsvc", base);
+	if (services_start(s, dir, &sv, err, sizeof(err)))
+		fail_msg("%s", err);
+	url = services_address(sv, "pg");
+	assert_non_null(url);
+	assert_int_equal(strncmp(url, "postgresql://", 13), 0);
+	assert_true(procs_with(dir) >= 1); /* the postmaster */
+	services_schedule_id("r0-s0-j0", id, sizeof(id));
+	services_schedule_id("r0-s0-j1", other, sizeof(other));
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s_j; CREATE TABLE %s_j.t(x int)",
+		 id, id);
+	free(pg_query(url, sql));
+	snprintf(sql, sizeof(sql), "CREATE SCHEMA %s_j", other);
+	free(pg_query(url, sql));
+	assert_int_equal(services_clean(sv, id, err, sizeof(err)), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_namespace WHERE "
+		 "nspname IN ('%s_j', '%s_j')", id, other);
+	v = pg_query(url, sql);
+	assert_string_equal(v, "1"); /* ours dropped, the other kept */
+	free(v);
+	snprintf(sql, sizeof(sql), "DROP SCHEMA %s_j", other);
+	free(pg_query(url, sql));
+	services_free(sv);
+	assert_int_equal(procs_with(dir), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	suite_free(s);
+}
+
 static void test_ci_dir_override(void **state)
 {
 	struct suite *s = load("version: 1\nsuite: s\n"
@@ -243,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_schedule_id),
 		cmocka_unit_test(test_ci_dir_override),
 		cmocka_unit_test(test_etcd),
+		cmocka_unit_test(test_postgresql),
 	};
 	char cwd[200], ci[256];
 	int rc;
@@ -252,7 +321,7 @@ int main(void)
 		setenv("FENCECERT_CI_DIR", ci, 1);
 	}
 	snprintf(base, sizeof(base), "/tmp/fc-test-services-XXXXXX");
-	if (!mkdtemp(base))
+	if (!mkdtemp(base) || chmod(base, 0755) < 0) /* pg-up runs as postgres */
 		return 1;
 	rc = cmocka_run_group_tests_name("services", tests, NULL, NULL);
 	rmdir(base);
