@@ -648,12 +648,16 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	const struct suite *s = p->suite;
 	struct orch o = { .p = p };
 	bool entered = false;
-	int rc;
+	int rc, enter_rc;
 
 	*out = NULL;
 	o.rec = record_new();
 	if (!o.rec)
 		return FC_NOMEM;
+	/* before the clock starts: waiting for a member-changing schedule
+	 * elsewhere is not part of this one */
+	enter_rc = services_enter(p->services, changes_members(p), err, errlen);
+	entered = enter_rc == 0;
 	o.t0 = supervisor_now_ms();
 	o.rec->wall_start_ms = journal_now_ms();
 	put(o.rec->route, sizeof(o.rec->route), "%s", p->route->name);
@@ -666,10 +670,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	rc = orch__record_faults(&o);
 	if (rc)
 		goto fatal;
-	rc = services_enter(p->services, changes_members(p), err, errlen);
-	entered = rc == 0;
-	if (!rc)
-		rc = orch__setup(&o, err, errlen);
+	rc = entered ? orch__setup(&o, err, errlen) : enter_rc;
 	if (rc == FC_NOMEM)
 		goto fatal;
 	if (rc) {

@@ -99,7 +99,8 @@ static bool has_scripts(const char *dir)
 	return access(p, X_OK) == 0;
 }
 
-/* $FENCECERT_CI_DIR, else ci/ beside or above this executable, else ./ci. */
+/* $FENCECERT_CI_DIR, else ci/ beside or above this executable (a build
+ * dir), else ../share/fencecert/ci (make install), else ./ci. */
 static int find_ci(char *out, size_t len, char *err, size_t errlen)
 {
 	const char *env = getenv("FENCECERT_CI_DIR");
@@ -122,6 +123,9 @@ static int find_ci(char *out, size_t len, char *err, size_t errlen)
 		if (has_scripts(out))
 			return 0;
 		put(out, len, "%s/../ci", exe);
+		if (has_scripts(out))
+			return 0;
+		put(out, len, "%s/../share/fencecert/ci", exe); /* make install */
 		if (has_scripts(out))
 			return 0;
 	}

@@ -7,8 +7,9 @@
  * ci/etcd-member) and `postgresql` (through ci/pg-up, unless the
  * environment variable the entry names is set: then that server is used
  * and nothing is started).  The scripts are found in $FENCECERT_CI_DIR,
- * else in DIR/ci and DIR/../ci for DIR = the directory of this executable
- * (build/fencecert -> ci/), else in ./ci.
+ * else in DIR/ci, DIR/../ci or DIR/../share/fencecert/ci for DIR = the
+ * directory of this executable (build/fencecert -> ci/; make install),
+ * else in ./ci.
  *
  * Address of a service, for `{service:NAME}` in route templates:
  * etcd "127.0.0.1:P1,127.0.0.1:P2,...", postgresql its URL.
