@@ -290,6 +290,17 @@ def check_github(path):
          "report job lacks merge or gate")
     need("GITHUB_STEP_SUMMARY" in text["report"], "no step summary")
     need("--require-signature" in text["report"], "gate without signature")
+    need("--format junit,md,html" in text["report"], "report not rendered")
+    junit = [s for s in jobs["report"]["steps"]
+             if "junit" in s.get("uses", "")]
+    need(junit and junit[0]["with"]["report_paths"] ==
+         "merged/report.junit.xml", "JUnit XML not published")
+    need(jobs["report"]["permissions"]["checks"] == "write",
+         "JUnit check run needs checks: write")
+    gate = [i for i, s in enumerate(jobs["report"]["steps"])
+            if "fencecert gate" in s.get("run", "")]
+    need(gate and gate[-1] == len(jobs["report"]["steps"]) - 1,
+         "the gate is not the last step of the report job")
     for name in ("certify", "report"):
         need(any(s.get("uses", "").startswith("actions/upload-artifact@")
                  for s in jobs[name]["steps"]), f"{name}: no artifact upload")
@@ -315,6 +326,10 @@ def check_gitlab(path):
     need("--shard \"$CI_NODE_INDEX/$CI_NODE_TOTAL\"" in certify, "--shard")
     need("merge" in report and "gate" in report, "merge and gate")
     need("--require-signature" in report, "gate without signature")
+    need("cat merged/summary.md" in report, "Markdown summary not shown")
+    need("merged/" in d["report"]["artifacts"]["paths"], "merged/ not kept")
+    need(d["report"]["script"][-1].lstrip().startswith(
+        "build/fencecert gate"), "the gate is not the last command")
     return 2
 
 
