@@ -342,14 +342,6 @@ static void test_extensions(void **state)
 	assert_true(sc->faults[2].wrong_target);
 	assert_int_equal(sc->faults[2].operation, 1);
 	assert_int_equal(sc->faults[0].decision, DECIDE_NONE);
-	sc = &s->scenarios[6];
-	assert_int_equal(sc->faults[2].action, FAULT_RECOVER);
-	assert_int_equal(sc->faults[2].after_attempt, 2);
-	assert_int_equal(sc->faults[2].decision, DECIDE_MARK_FAILED_PRE_COMMIT);
-	assert_true(sc->faults[2].force);
-	assert_true(sc->faults[2].wrong_target);
-	assert_int_equal(sc->faults[2].operation, 1);
-	assert_int_equal(sc->faults[0].decision, DECIDE_NONE);
 	suite_free(s);
 }
 

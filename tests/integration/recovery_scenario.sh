@@ -52,20 +52,18 @@ s = s.replace("expect: certified-automatic", "expect: rejected")
 s = s[:s.index("scenarios:")] + """scenarios:
   - name: wrong-operator
     faults:
-      - {attempt: 1, failpoint: after_target_commit, action: kill, operation: 1}
-      - {attempt: 2, failpoint: before_reconcile_probe, action: fail, operation: 1}
+      - &kill {attempt: 1, failpoint: after_target_commit, action: kill, operation: 1}
+      - &probe {attempt: 2, failpoint: before_reconcile_probe, action: fail, operation: 1}
       - {after_attempt: 2, action: recover, recover: mark-failed-pre-commit,
          wrong_target: true, operation: 1}
   - name: refused-operator
     faults:
-      - {attempt: 1, failpoint: after_target_commit, action: kill, operation: 1}
-      - {attempt: 2, failpoint: before_reconcile_probe, action: fail, operation: 1}
+      - *kill
+      - *probe
       - {after_attempt: 2, action: recover, recover: mark-failed-pre-commit,
          force: true, operation: 1}
   - name: no-operator
-    faults:
-      - {attempt: 1, failpoint: after_target_commit, action: kill, operation: 1}
-      - {attempt: 2, failpoint: before_reconcile_probe, action: fail, operation: 1}
+    faults: [*kill, *probe]
 """
 open(sys.argv[2], "w").write(s)
 PY
