@@ -231,7 +231,7 @@ def cmd_html_dup(path, route):
         m2 = re.match(r"attempt (\d+) · pid \d+", sub)
         m3 = re.fullmatch(r"\+(\d+) duplicate rows?: (o\d+-r\d+.*) — after "
                           r"(.*(?:kill|pause|fail|lost|crash|changed).* in "
-                          r"try (\d+).*)", note)
+                          r"(?:op \d+ )?try (\d+).*)", note)
         if m1 and m2 and m3 and int(m3.group(4)) < int(m1.group(2)):
             found.append(f"attempt {m2.group(1)} (op {m1.group(1)} try "
                          f"{m1.group(2)}) added {m3.group(1)} duplicate rows "
