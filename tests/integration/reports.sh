@@ -314,11 +314,14 @@ unset FENCECERT_SIGNING_KEY
 ok "signed merge: unsigned inputs refused, output verifies at the gate"
 
 # --- real shards: 3 shard runs merged == 1 unsharded run ---------------------------
-# scenarios/default.yaml limited to the C route and two controls: fixed
-# scenarios, an exploration with discovery waves, interleavings and random
-# schedules, so the slicing is exercised on every kind of job.
+# scenarios/default.yaml limited to the C route and two controls, two
+# fixed scenarios and every exploration kind (discovery and retry waves,
+# interleavings, random schedules), so the slicing is exercised on every
+# kind of job.
 sed "s|build/fencecert|$FENCECERT|" scenarios/default.yaml >"$tmp/default.yaml"
-SEL="--route c-sqlite --route naive --route xcom-guard --quiet"
+SEL="--route c-sqlite --route naive --route xcom-guard --quiet --only clean
+ --only kill-after-target-commit --only every-failpoint --only interleavings
+ --only random"
 # shellcheck disable=SC2086
 expect 0 "$FENCECERT" certify "$tmp/default.yaml" $SEL --out "$tmp/whole"
 for k in 1 2 3; do
