@@ -375,6 +375,17 @@ if "$PYANY" -c 'import yaml' 2>/dev/null; then
 	expect 0 "$PYANY" tests/integration/reports_check.py ci-templates \
 		ci/templates/github-actions.yml ci/templates/gitlab-ci.yml
 	ok "$(cat "$tmp/out")"
+	# the check must be able to say no: no JUnit publishing, no summary
+	sed '/name: publish the JUnit results/,/include_passed/d' \
+		ci/templates/github-actions.yml >"$tmp/gh.yml"
+	expect 1 "$PYANY" tests/integration/reports_check.py ci-templates \
+		"$tmp/gh.yml" ci/templates/gitlab-ci.yml
+	grep -q "JUnit XML not published" "$tmp/out" || fail "gh: $(cat "$tmp/out")"
+	grep -v 'cat merged/summary.md' ci/templates/gitlab-ci.yml >"$tmp/gl.yml"
+	expect 1 "$PYANY" tests/integration/reports_check.py ci-templates \
+		ci/templates/github-actions.yml "$tmp/gl.yml"
+	grep -q "Markdown summary not shown" "$tmp/out" || fail "gl: $(cat "$tmp/out")"
+	ok "the CI template check refuses a template that does not publish"
 else
 	echo "skipped: CI template check (no python3 yaml module; apt-get install" \
 	     "python3-yaml)"
