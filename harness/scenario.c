@@ -86,6 +86,16 @@ int fault_action_parse(const char *name, enum fault_action *out)
 	return FC_USAGE;
 }
 
+bool scenario_applies_to(const struct scenario *sc, const char *route)
+{
+	if (!sc->routes)
+		return true;
+	for (char **r = sc->routes; *r; r++)
+		if (strcmp(*r, route) == 0)
+			return true;
+	return false;
+}
+
 const char *verdict_name(enum verdict v)
 {
 	if ((unsigned)v >= VERDICT_COUNT)
