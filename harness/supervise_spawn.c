@@ -36,6 +36,16 @@
 
 extern char **environ;
 
+/* Sanitizer runtimes reserve terabytes of shadow memory and do not expect a
+ * second thread of control on a borrowed address space. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED_BUILD 1
+#endif
+#endif
+
 /* Move fd to a number above CHILD_FP_FD (close-on-exec), so the dup2s
  * onto 0-3 in the child can never clobber another fd the child needs. */
 static int fd_high(int fd)
@@ -143,8 +153,7 @@ static void child_exec(const struct child_plan *cp)
 	set_limit(RLIMIT_NOFILE, 4096);
 	set_limit(RLIMIT_CPU, 600);
 	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-	/* sanitizer builds reserve terabytes of shadow memory */
+#ifndef SANITIZED_BUILD
 	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
 #endif
 	if (cp->cwd && chdir(cp->cwd) < 0)
@@ -158,23 +167,24 @@ fail:
 	_exit(127);
 }
 
+#ifndef SANITIZED_BUILD
 #define CHILD_STACK_SIZE (64 * 1024)
 
 static int child_main(void *cp)
 {
 	child_exec(cp);
 }
+#endif
 
 /*
  * Start the child.  fork() copies the page tables of the whole harness and
  * makes every page it then writes fault once; a certification starts
  * thousands of attempts, so the child borrows our memory instead until its
- * exec (invariant 5).  The sanitizers' runtimes do not expect a second
- * thread of control on a borrowed address space: they get fork().
+ * exec (invariant 5).  Sanitized builds fork.
  */
 static pid_t start_child(const struct child_plan *cp)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef SANITIZED_BUILD
 	pid_t pid = fork();
 
 	if (pid == 0)

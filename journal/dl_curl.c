@@ -70,13 +70,13 @@ CURLcode (curl_easy_setopt)(CURL *curl, CURLoption option, ...)
 
 CURLcode (curl_easy_getinfo)(CURL *curl, CURLINFO info, ...)
 {
-	CURLcode rc;
 	va_list ap;
+	void *out; /* every CURLINFO_* type is answered through a pointer */
 
+	va_start(ap, info);
+	out = va_arg(ap, void *);
+	va_end(ap);
 	if (!dl_lib_ready(&dl_self))
 		return CURLE_FAILED_INIT;
-	va_start(ap, info);
-	rc = DL_FN(curl_easy_getinfo)(curl, info, va_arg(ap, void *));
-	va_end(ap);
-	return rc;
+	return DL_FN(curl_easy_getinfo)(curl, info, out);
 }
