@@ -6,7 +6,7 @@
 #   make bench      benchmarks, each against a baseline in the same run
 #   make install    PREFIX=/usr/local DESTDIR=
 #
-# Knobs: SANITIZE=address,undefined  WERROR=1  CC=clang
+# Knobs: SANITIZE=address,undefined  WERROR=1  CC=clang  STATIC=0  PIE=1
 # When pkg-config cannot find a library, `make` runs ci/install-deps if you
 # are root and otherwise prints the apt-get line to run.
 
