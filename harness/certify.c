@@ -198,6 +198,7 @@ struct sched_entry {
 
 struct route_acc {
 	bool selected;
+	size_t nunits;                        /* (route, scenario) pairs run */
 	struct check_tally tally;
 	struct sched_entry *sched;
 	size_t nsched;
@@ -672,7 +673,8 @@ static int select_units(struct run *R, char *err, size_t errlen)
 		for (size_t i = 0; i < s->nscenarios; i++) {
 			const struct scenario *sc = &s->scenarios[i];
 			struct unit *u = &R->units[R->nunits];
-			if (!listed(o->scenarios, sc->name))
+			if (!listed(o->scenarios, sc->name) ||
+			    !scenario_applies_to(sc, s->routes[r].name))
 				continue;
 			declare_scenario(a->declared, sc);
 			if (o->schedule)
@@ -685,7 +687,22 @@ static int select_units(struct run *R, char *err, size_t errlen)
 			u->r = (int)r;
 			u->s = (int)i;
 			R->nunits++;
+			a->nunits++;
 		}
+		/* A route no selected scenario applies to is left out,
+		 * unless it was asked for by name. */
+		if (!a->nunits && o->routes) {
+			snprintf(err, errlen, "no selected scenario applies to "
+				 "route '%s' (see the scenarios' routes: lists)",
+				 s->routes[r].name);
+			return FC_USAGE;
+		}
+		a->selected = a->nunits > 0;
+	}
+	if (!R->nunits) {
+		snprintf(err, errlen, "no selected scenario applies to any "
+			 "selected route");
+		return FC_USAGE;
 	}
 	return 0;
 }

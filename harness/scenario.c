@@ -108,6 +108,16 @@ int operator_decision_parse(const char *name, enum operator_decision *out)
 	return FC_USAGE;
 }
 
+bool scenario_applies_to(const struct scenario *sc, const char *route)
+{
+	if (!sc->routes)
+		return true;
+	for (char **r = sc->routes; *r; r++)
+		if (strcmp(*r, route) == 0)
+			return true;
+	return false;
+}
+
 const char *verdict_name(enum verdict v)
 {
 	if ((unsigned)v >= VERDICT_COUNT)

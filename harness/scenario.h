@@ -87,6 +87,8 @@ struct scenario {
 	size_t nfaults;
 	struct explore_spec *explore; /* NULL for a fixed schedule */
 	int operations;          /* override of workload.operations; 0 = suite's */
+	char **routes;           /* routes it applies to (NULL-terminated);
+				  * NULL = every route of the suite */
 	int line, column;
 };
 
@@ -170,6 +172,10 @@ int operator_decision_parse(const char *name, enum operator_decision *out);
 const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
 const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
 bool expectation_met(enum expectation e, enum verdict v);
+
+/* Whether scenario sc runs against the route named `route` (its `routes:`
+ * list, or every route when it has none). */
+bool scenario_applies_to(const struct scenario *sc, const char *route);
 
 /*
  * Expand "{dir}" and "{env:NAME}" in a template into out (heap, caller

@@ -25,7 +25,7 @@
 #include "scenario_impl.h"
 
 static const char *const scenario_keys[] = {
-	"name", "faults", "explore", "operations", NULL,
+	"name", "faults", "explore", "operations", "routes", NULL,
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
@@ -388,6 +388,34 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	return c->failed ? FC_USAGE : 0;
 }
 
+/* routes: [NAME, ...]: each a route of the suite, each once. */
+static int parse_scenario_routes(struct yctx *c, yaml_node_t *n,
+				 struct scenario *sc, const struct suite *s)
+{
+	if (scenario__get_strv(c, n, "routes", 1, SUITE_MAX_ROUTES, NULL,
+			       &sc->routes) < 0)
+		return FC_USAGE;
+	for (size_t i = 0; sc->routes[i]; i++) {
+		yaml_node_t *item = scenario__node(c,
+			n->data.sequence.items.start[i]);
+		bool known = false;
+
+		for (size_t r = 0; r < s->nroutes && !known; r++)
+			known = strcmp(s->routes[r].name, sc->routes[i]) == 0;
+		if (!known)
+			return scenario__error(c, item, "scenario '%s' names "
+					       "route '%s', which the suite does "
+					       "not define", sc->name,
+					       sc->routes[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(sc->routes[i], sc->routes[j]) == 0)
+				return scenario__error(c, item, "route '%s' is "
+						       "listed twice",
+						       sc->routes[i]);
+	}
+	return 0;
+}
+
 static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			  const struct suite *s)
 {
@@ -408,6 +436,9 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			return FC_USAGE;
 		b.operations = sc->operations;
 	}
+	if ((v = scenario__map_get(c, n, "routes", NULL)) &&
+	    parse_scenario_routes(c, v, sc, s) < 0)
+		return FC_USAGE;
 	faults = scenario__map_get(c, n, "faults", NULL);
 	explore = scenario__map_get(c, n, "explore", &explore_key);
 	if (c->failed)
@@ -425,6 +456,7 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 void scenario__scenario_release(struct scenario *sc)
 {
 	free(sc->faults);
+	scenario__strv_free(sc->routes);
 	if (sc->explore)
 		scenario__strv_free(sc->explore->failpoints);
 	free(sc->explore);

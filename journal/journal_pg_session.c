@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dl_pq.h"
 #include "journal_pg_session.h"
 
 #define PG_TIMEOUT_MS_DEFAULT 10000
@@ -487,6 +488,11 @@ int journal_pg__open(journal *j, const char *url)
 				     "journal");
 	journal_redact_url(url, p->url, sizeof(p->url));
 	j->impl = p;
+	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
+		journal_pg__close(p);
+		j->impl = NULL;
+		return rc;
+	}
 	/* Connect now: a wrong URL or a dead server shows at open. */
 	if ((rc = pg_parse_url(j, p, url)) || (rc = pg_connect(j))) {
 		journal_pg__close(p);

@@ -315,6 +315,13 @@ static void test_extensions(void **state)
 	assert_string_equal(sc->faults[0].resume_at, "after_reconcile_probe");
 	assert_int_equal(sc->faults[1].action, FAULT_LOSE_POD);
 	assert_int_equal(s->scenarios[2].faults[0].resume, RESUME_NEVER);
+	/* routes: narrows a scenario to the routes it names */
+	assert_null(sc->routes);
+	assert_true(scenario_applies_to(sc, "fs-fenced"));
+	assert_string_equal(s->scenarios[2].routes[0], "naive-append");
+	assert_null(s->scenarios[2].routes[1]);
+	assert_true(scenario_applies_to(&s->scenarios[2], "naive-append"));
+	assert_false(scenario_applies_to(&s->scenarios[2], "fs-fenced"));
 	sc = &s->scenarios[3];
 	assert_int_equal(sc->faults[1].action, FAULT_CHANGE_SOURCE);
 	assert_int_equal(sc->faults[1].after_attempt, 1);
