@@ -34,7 +34,16 @@ enum fault_action {
 	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
 	FAULT_STOP_MEMBER,   /* stop one member of an etcd service */
 	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
+	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
+				attempt, then the task is cleared */
 	FAULT_ACTION_COUNT
+};
+
+/* What the operator of a recover fault decides (`recover apply --action`). */
+enum operator_decision {
+	DECIDE_NONE,
+	DECIDE_MARK_COMMITTED,          /* "mark-committed" */
+	DECIDE_MARK_FAILED_PRE_COMMIT,  /* "mark-failed-pre-commit" */
 };
 
 /* When a paused (zombie) attempt is resumed. */
@@ -54,7 +63,9 @@ enum fault_resume {
 struct fault {
 	enum fault_action action;
 	int attempt;          /* try number it applies to (at a failpoint) */
-	int after_attempt;    /* between tries: after try N */
+	int after_attempt;    /* between tries (lose_xcom, lose_pod,
+				 change_source, recover, member actions):
+				 after try N */
 	char failpoint[FAILPOINT_NAME_MAX]; /* at a failpoint */
 	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
 	int operation;        /* 1-based operation index; 0 = every operation */
@@ -63,6 +74,10 @@ struct fault {
 	char member[MEMBER_NAME_MAX];       /* stop/start_member: "m2" */
 	char service[SCENARIO_NAME_MAX];    /* its service; "" = the suite's
 					       only etcd service */
+	enum operator_decision decision; /* recover only */
+	bool force;           /* recover: apply --force */
+	bool wrong_target;    /* recover: the operator probes a look-alike
+				 target that holds no fence of the operation */
 	int line, column;     /* source position, 0 when built by code */
 };
 
@@ -90,6 +105,8 @@ struct scenario {
 	size_t nfaults;
 	struct explore_spec *explore; /* NULL for a fixed schedule */
 	int operations;          /* override of workload.operations; 0 = suite's */
+	char **routes;           /* routes it applies to (NULL-terminated);
+				  * NULL = every route of the suite */
 	int line, column;
 };
 
@@ -179,6 +196,10 @@ void suite_free(struct suite *s); /* NULL is a no-op */
 
 const char *fault_action_name(enum fault_action a); /* "kill", "lose_xcom", ... */
 int fault_action_parse(const char *name, enum fault_action *out);
+/* "mark-committed", "mark-failed-pre-commit"; NULL for DECIDE_NONE. */
+const char *operator_decision_name(enum operator_decision d);
+/* 0, or FC_USAGE for another name. */
+int operator_decision_parse(const char *name, enum operator_decision *out);
 const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
 const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
 bool expectation_met(enum expectation e, enum verdict v);
@@ -191,6 +212,9 @@ struct template_vars {
 	const char *(*service)(const void *ctx, const char *name);
 	const void *service_ctx;
 };
+/* Whether scenario sc runs against the route named `route` (its `routes:`
+ * list, or every route when it has none). */
+bool scenario_applies_to(const struct scenario *sc, const char *route);
 
 /*
  * Expand "{dir}", "{schedule_id}", "{service:NAME}" and "{env:NAME}" in a

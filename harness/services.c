@@ -40,6 +40,7 @@
 #include <libpq-fe.h>
 #include <openssl/rand.h>
 
+#include "../journal/dl_pq.h"
 #include "../journal/etcd_client.h"
 #include "fsutil.h"
 #include "services.h"
@@ -671,8 +672,7 @@ static void quiet_notice(void *arg, const char *message)
 static int clean_pg(const struct service *s, const char *id, char *err,
 		    size_t errlen)
 {
-	const char *params[1] = { id };
-	char *url = strdup(s->address), *q;
+	char *url = strdup(s->address), *q, *sql = NULL;
 	PGconn *conn;
 	PGresult *res;
 	int rc = 0;
@@ -681,6 +681,10 @@ static int clean_pg(const struct service *s, const char *id, char *err,
 		return FC_NOMEM;
 	if ((q = strchr(url, '?')))
 		*q = '\0'; /* fencecert's own parameters are not libpq's */
+	if (dl_pq_load(err, errlen)) {
+		free(url);
+		return FC_IO;
+	}
 	conn = PQconnectdb(url);
 	free(url);
 	PQsetNoticeProcessor(conn, quiet_notice, NULL);
@@ -690,18 +694,31 @@ static int clean_pg(const struct service *s, const char *id, char *err,
 		PQfinish(conn);
 		return rc;
 	}
-	res = PQexecParams(conn, "SELECT nspname FROM pg_namespace "
-			   "WHERE left(nspname, length($1)) = $1", 1, NULL,
-			   params, NULL, NULL, 0);
+	/* id is [a-z0-9_] only (services_clean checked), so it can be quoted
+	 * as a literal; each name found is quoted as an identifier */
+	if (asprintf(&sql, "SELECT nspname FROM pg_namespace WHERE "
+		     "left(nspname, %zu) = '%s'", strlen(id), id) < 0) {
+		PQfinish(conn);
+		return FC_NOMEM;
+	}
+	res = PQexec(conn, sql);
+	free(sql);
 	for (int i = 0; PQresultStatus(res) == PGRES_TUPLES_OK &&
 		     i < PQntuples(res) && !rc; i++) {
 		const char *name = PQgetvalue(res, i, 0);
-		char *ident = PQescapeIdentifier(conn, name, strlen(name));
-		char *sql = NULL;
+		char ident[200];
+		size_t k = 0;
 		PGresult *d;
 
-		if (!ident || asprintf(&sql, "DROP SCHEMA %s CASCADE", ident) < 0) {
-			PQfreemem(ident);
+		ident[k++] = '"';
+		for (const char *p = name; *p && k + 4 < sizeof(ident); p++) {
+			if (*p == '"')
+				ident[k++] = '"';
+			ident[k++] = *p;
+		}
+		ident[k++] = '"';
+		ident[k] = '\0';
+		if (asprintf(&sql, "DROP SCHEMA %s CASCADE", ident) < 0) {
 			rc = FC_NOMEM;
 			break;
 		}
@@ -711,7 +728,6 @@ static int clean_pg(const struct service *s, const char *id, char *err,
 				  s->spec->name, name, PQerrorMessage(conn));
 		PQclear(d);
 		free(sql);
-		PQfreemem(ident);
 	}
 	if (!rc && PQresultStatus(res) != PGRES_TUPLES_OK)
 		rc = fail(err, errlen, "service '%s': cannot list schemas: %s",
@@ -726,7 +742,10 @@ int services_clean(services *sv, const char *schedule_id, char *err,
 {
 	int rc = 0;
 
-	if (strncmp(schedule_id, "fc_", 3) != 0 || strlen(schedule_id) < 16) {
+	if (strncmp(schedule_id, "fc_", 3) != 0 || strlen(schedule_id) < 16 ||
+	    strlen(schedule_id) > 63 ||
+	    strspn(schedule_id, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+		    strlen(schedule_id)) {
 		/* never a short or foreign prefix: it could hold other data */
 		put(err, errlen, "refusing to clean namespace '%s'", schedule_id);
 		return FC_USAGE;
