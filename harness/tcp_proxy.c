@@ -70,7 +70,9 @@ struct tcp_proxy {
 	struct tcp_proxy_rule rule;
 	struct tcp_proxy_stats st;
 	unsigned release_gen;
-	bool stop;
+	unsigned gen, applied_gen; /* changes asked for / done by the thread */
+	pthread_cond_t applied;
+	bool stop, exited;
 	/* the thread's */
 	struct conn *conns[MAX_CONNS];
 	size_t nconns;
@@ -401,7 +403,10 @@ static void *run(void *arg)
 		struct conn *order[MAX_CONNS];
 		bool stop, refuse, release;
 
+		unsigned gen;
+
 		pthread_mutex_lock(&p->mu);
+		gen = p->gen;
 		stop = p->stop;
 		refuse = p->rule.action == TCP_PROXY_REFUSE;
 		release = p->release_gen != p->released_gen;
@@ -415,6 +420,8 @@ static void *run(void *arg)
 			refuse_all(p);
 		pthread_mutex_lock(&p->mu);
 		p->st.held = count_holding(p);
+		p->applied_gen = gen;
+		pthread_cond_broadcast(&p->applied);
 		pthread_mutex_unlock(&p->mu);
 
 		fds[0] = (struct pollfd){ p->wake[0], POLLIN, 0 };
@@ -461,6 +468,10 @@ static void *run(void *arg)
 	}
 	while (p->nconns)
 		conn_drop(p, p->nconns - 1, false);
+	pthread_mutex_lock(&p->mu);
+	p->exited = true;
+	pthread_cond_broadcast(&p->applied);
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -564,9 +575,11 @@ int tcp_proxy_start(const char *upstream, enum tcp_proxy_protocol proto,
 	}
 	p->port = ntohs(a.sin_port);
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->applied, NULL);
 	if ((errno = pthread_create(&p->thread, NULL, run, p))) {
 		snprintf(err, errlen, "cannot start a proxy thread: %s",
 			 strerror(errno));
+		pthread_cond_destroy(&p->applied);
 		pthread_mutex_destroy(&p->mu);
 		goto fail;
 	}
@@ -588,6 +601,18 @@ int tcp_proxy_port(const tcp_proxy *p)
 	return p->port;
 }
 
+/* Called with mu held: wake the thread and wait until it has acted on the
+ * change just made (a reset or a release has happened when this returns). */
+static void apply_locked(tcp_proxy *p)
+{
+	unsigned want = ++p->gen;
+
+	wake(p);
+	while ((int)(p->applied_gen - want) < 0 && !p->exited)
+		pthread_cond_wait(&p->applied, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void tcp_proxy_arm(tcp_proxy *p, const struct tcp_proxy_rule *rule)
 {
 	pthread_mutex_lock(&p->mu);
@@ -598,24 +623,21 @@ void tcp_proxy_arm(tcp_proxy *p, const struct tcp_proxy_rule *rule)
 		p->rule.delay_ms = TCP_PROXY_DELAY_MAX_MS;
 	p->st.triggers = p->st.fired = p->st.delayed = 0;
 	p->st.last[0] = '\0';
-	pthread_mutex_unlock(&p->mu);
-	wake(p);
+	apply_locked(p);
 }
 
 void tcp_proxy_disarm(tcp_proxy *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->rule = (struct tcp_proxy_rule){ TCP_PROXY_FORWARD, 0, 0 };
-	pthread_mutex_unlock(&p->mu);
-	wake(p);
+	apply_locked(p);
 }
 
 void tcp_proxy_release(tcp_proxy *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->release_gen++;
-	pthread_mutex_unlock(&p->mu);
-	wake(p);
+	apply_locked(p);
 }
 
 void tcp_proxy_stats(tcp_proxy *p, struct tcp_proxy_stats *out)
@@ -634,6 +656,7 @@ void tcp_proxy_free(tcp_proxy *p)
 	pthread_mutex_unlock(&p->mu);
 	wake(p);
 	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->applied);
 	pthread_mutex_destroy(&p->mu);
 	close(p->lfd);
 	close(p->wake[0]);

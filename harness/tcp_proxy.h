@@ -40,7 +40,10 @@
  *
  * Ownership: tcp_proxy_start() returns a proxy tcp_proxy_free() stops and
  * releases: the thread is joined and every socket closed (NULL is a no-op).
- * Only tcp_proxy.c sees the struct.  All calls are thread-safe.
+ * Only tcp_proxy.c sees the struct.  All calls are thread-safe, and
+ * tcp_proxy_arm/disarm/release return once the thread has acted on them
+ * (a REFUSE has reset the open connections, a release has sent what was
+ * held), so a caller can start the next step without a race.
  */
 #ifndef FENCECERT_TCP_PROXY_H
 #define FENCECERT_TCP_PROXY_H
