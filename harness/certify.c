@@ -145,7 +145,8 @@ static json_t *work(void *ctx, json_t *job)
 			.schedule = sched, .faults = faults, .nfaults = nfaults,
 			.operations = (int)json_integer_value(
 				json_object_get(job, "operations")),
-			.dir = dir, .sv = w->sv,
+			.dir = dir, .sv = w->sv, .services = w->o->services,
+			.keep_namespaces = w->o->keep,
 		}, &rec, err, sizeof(err));
 	free(faults);
 	if (rc)

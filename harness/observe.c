@@ -76,9 +76,10 @@ void observer_free(observer *o)
 }
 
 int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
-		 const char *dir, supervisor *sv, observer **out, char *err,
-		 size_t errlen)
+		 const struct template_vars *vars, supervisor *sv, observer **out,
+		 char *err, size_t errlen)
 {
+	const char *dir = vars->dir;
 	observer *o = calloc(1, sizeof(*o));
 	int rc;
 
@@ -88,7 +89,7 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		return FC_NOMEM;
 	}
 	o->sv = sv;
-	rc = scenario_expand(rs->target, dir, &o->target, err, errlen);
+	rc = scenario_expand(rs->target, vars, &o->target, err, errlen);
 	if (rc)
 		goto fail;
 	o->table = strdup(wl->table[0] ? wl->table : "events");
@@ -114,7 +115,7 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		if (!o->argv)
 			goto nomem;
 		for (size_t i = 0; i < n; i++) {
-			rc = scenario_expand(rs->observe_command[i], dir,
+			rc = scenario_expand(rs->observe_command[i], vars,
 					     &o->argv[i], err, errlen);
 			if (rc)
 				goto fail;

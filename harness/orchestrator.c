@@ -224,16 +224,57 @@ static void on_exit_event(struct orch *o, int idx)
 	observe(o, idx);
 }
 
+/* Does fault f apply at the nth hit of fp in try k of op? */
+static bool fault_here(const struct fault *f, int op, int k, const char *fp,
+		       int nth)
+{
+	return fault_at_failpoint(f) && f->attempt == k && fault_for_op(f, op) &&
+	       strcmp(f->failpoint, fp) == 0 && (f->hit ? f->hit : 1) == nth;
+}
+
+/* Stop or start a member for fault fi; it fired only when the script says
+ * the member is down (its process gone) or up and serving. */
+static void apply_member(struct orch *o, int fi, int attempt, int op)
+{
+	const struct fault *f = &o->p->faults[fi];
+	bool up = f->action == FAULT_START_MEMBER;
+	char err[600];
+
+	if (services_member(o->p->services, f->service, f->member, up, err,
+			    sizeof(err))) {
+		trouble(o, FC_IO, "%s %s: %s", fault_action_name(f->action),
+			f->member, err);
+		return;
+	}
+	o->rec->fired[fi] = true;
+	note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
+		     up ? "started" : "stopped", f->service,
+		     f->service[0] ? "/" : "", f->member, op,
+		     attempt >= 0 ? "try" : "after try",
+		     attempt >= 0 ? o->runs[attempt].try_number : f->after_attempt);
+}
+
+/* The member actions at this hit, in the order the schedule lists them. */
+static void member_actions_at(struct orch *o, int idx, const char *fp, int nth)
+{
+	const struct run *r = &o->runs[idx];
+
+	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
+		const struct fault *f = &o->p->faults[i];
+		if (fault_is_member_action(f->action) &&
+		    fault_here(f, r->op, r->try_number, fp, nth))
+			apply_member(o, (int)i, idx, r->op);
+	}
+}
+
 static int match_fault(const struct orch *o, int op, int k, const char *fp,
 		       int nth)
 {
 	for (size_t i = 0; i < o->p->nfaults; i++) {
 		const struct fault *f = &o->p->faults[i];
-		if (f->action != FAULT_KILL && f->action != FAULT_PAUSE &&
-		    f->action != FAULT_FAIL)
+		if (fault_is_member_action(f->action))
 			continue;
-		if (f->attempt != k || !fault_for_op(f, op) ||
-		    strcmp(f->failpoint, fp) != 0 || (f->hit ? f->hit : 1) != nth)
+		if (!fault_here(f, op, k, fp, nth))
 			continue;
 		return (int)i;
 	}
@@ -325,6 +366,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
+	member_actions_at(o, idx, fp, nth);
 	a = &o->rec->attempts[idx];
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
 	 * for an operation, and an operation-0 fault fires for each one */
@@ -421,9 +463,14 @@ static void between_tries(struct orch *o, int op, int k)
 		char *path = NULL, err[300], intent[IDENTITY_DIGEST_LEN + 1];
 		int rc = 0;
 
-		if (f->after_attempt != k || !fault_for_op(f, op))
+		if (fault_at_failpoint(f) || f->after_attempt != k ||
+		    !fault_for_op(f, op))
 			continue;
 		switch (f->action) {
+		case FAULT_STOP_MEMBER:
+		case FAULT_START_MEMBER:
+			apply_member(o, (int)i, -1, op);
+			continue;
 		case FAULT_LOSE_XCOM:
 			for (int t = 1; t <= k && !rc; t++) {
 				path = orch__op_path(o, op, "xcom/try-%d", t);
@@ -548,11 +595,34 @@ static void settle_fired(struct orch *o)
 	}
 }
 
+static bool changes_members(const struct orch_params *p)
+{
+	for (size_t i = 0; i < p->nfaults; i++)
+		if (fault_is_member_action(p->faults[i].action))
+			return true;
+	return false;
+}
+
+/* Clean the schedule's namespace and give the services back (every
+ * member serving); a failure makes the schedule unverified. */
+static void leave_services(struct orch *o)
+{
+	char err[600];
+
+	if (!o->p->keep_namespaces && o->schedule_id[0] &&
+	    services_clean(o->p->services, o->schedule_id, err, sizeof(err)))
+		trouble(o, FC_IO, "cleaning namespace '%s': %s", o->schedule_id,
+			err);
+	if (services_leave(o->p->services, err, sizeof(err)))
+		trouble(o, FC_IO, "restoring the services: %s", err);
+}
+
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
 	const struct suite *s = p->suite;
 	struct orch o = { .p = p };
+	bool entered = false;
 	int rc;
 
 	*out = NULL;
@@ -571,7 +641,10 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	rc = orch__record_faults(&o);
 	if (rc)
 		goto fatal;
-	rc = orch__setup(&o, err, errlen);
+	rc = services_enter(p->services, changes_members(p), err, errlen);
+	entered = rc == 0;
+	if (!rc)
+		rc = orch__setup(&o, err, errlen);
 	if (rc == FC_NOMEM)
 		goto fatal;
 	if (rc) {
@@ -591,6 +664,9 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		if (collect_evidence(o.rec, p->dir, o.tries))
 			o.rc = FC_NOMEM;
 	}
+	if (entered)
+		leave_services(&o);
+	entered = false;
 	if (o.rc) {
 		rc = o.rc;
 		goto fatal;
@@ -603,6 +679,9 @@ fatal:
 	if (rc)
 		snprintf(err, errlen, "out of memory running schedule");
 	finish_processes(&o);
+	if (entered && services_leave(p->services, err, errlen)) {
+		/* out of memory already: the schedule has no record to mark */
+	}
 	for (size_t i = 0; i < o.nruns; i++)
 		sv_proc_free(o.runs[i].proc);
 	free(o.runs);

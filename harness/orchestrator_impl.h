@@ -29,6 +29,8 @@ struct orch {
 	size_t nruns;
 	struct workgen *wg;
 	observer *obs;
+	char schedule_id[64]; /* {schedule_id} */
+	struct template_vars vars;
 	char *journal_url;
 	char **argv;         /* expanded route command */
 	char **env;          /* expanded route env */

@@ -29,8 +29,11 @@
 #include "scenario_impl.h"
 
 static const char *const suite_keys[] = {
-	"version", "suite", "routes", "workload", "orchestrator", "scenarios",
-	NULL,
+	"version", "suite", "services", "routes", "workload", "orchestrator",
+	"scenarios", NULL,
+};
+static const char *const service_keys[] = {
+	"name", "kind", "members", "env", NULL,
 };
 static const char *const route_keys[] = {
 	"name", "command", "journal", "target", "observe", "expect", "env", NULL,
@@ -51,6 +54,8 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_LOSE_XCOM] = "lose_xcom",
 	[FAULT_LOSE_POD] = "lose_pod",
 	[FAULT_CHANGE_SOURCE] = "change_source",
+	[FAULT_STOP_MEMBER] = "stop_member",
+	[FAULT_START_MEMBER] = "start_member",
 };
 static const char *const verdict_names[VERDICT_COUNT] = {
 	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
@@ -84,6 +89,35 @@ int fault_action_parse(const char *name, enum fault_action *out)
 		}
 	}
 	return FC_USAGE;
+}
+
+bool fault_is_member_action(enum fault_action a)
+{
+	return a == FAULT_STOP_MEMBER || a == FAULT_START_MEMBER;
+}
+
+bool fault_at_failpoint(const struct fault *f)
+{
+	if (fault_is_member_action(f->action))
+		return f->failpoint[0] != '\0';
+	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+	       f->action == FAULT_FAIL;
+}
+
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name)
+{
+	const struct service_spec *only = NULL;
+	size_t netcd = 0;
+
+	for (size_t i = 0; i < s->nservices; i++) {
+		const struct service_spec *sv = &s->services[i];
+		if (name && *name && strcmp(sv->name, name) == 0)
+			return sv;
+		if (sv->kind == SERVICE_ETCD && netcd++ == 0)
+			only = sv;
+	}
+	return (!name || !*name) && netcd == 1 ? only : NULL;
 }
 
 const char *verdict_name(enum verdict v)
@@ -130,18 +164,94 @@ static bool env_name_valid(const char *s, size_t len)
 	return true;
 }
 
+static bool service_name_valid(const char *s, size_t len)
+{
+	if (len == 0 || len >= SCENARIO_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') ||
+		      (i > 0 && (s[i] == '.' || s[i] == '_' || s[i] == '-'))))
+			return false;
+	return true;
+}
+
+/* The value of one placeholder `name` (len bytes, without braces).  With
+ * v NULL only the syntax is checked, and `{service:NAME}` against the
+ * suite's services when s is given.  {env:NAME} is looked up only when
+ * expanding: the environment belongs to the run, not the file. */
+static int placeholder(const char *name, size_t len, const struct suite *s,
+		       const struct template_vars *v, const char **value,
+		       char *err, size_t errlen)
+{
+	char var[SCENARIO_NAME_MAX > 256 ? SCENARIO_NAME_MAX : 256];
+
+	*value = "";
+	if (len == 3 && memcmp(name, "dir", 3) == 0) {
+		if (v && !(*value = v->dir)) {
+			snprintf(err, errlen, "placeholder '{dir}' has no value here");
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len == 11 && memcmp(name, "schedule_id", 11) == 0) {
+		if (v && !(*value = v->schedule_id)) {
+			snprintf(err, errlen, "placeholder '{schedule_id}' has no value here");
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len > 8 && memcmp(name, "service:", 8) == 0 &&
+	    service_name_valid(name + 8, len - 8)) {
+		memcpy(var, name + 8, len - 8);
+		var[len - 8] = '\0';
+		if (!v && s && !suite_service(s, var)) {
+			snprintf(err, errlen,
+				 "placeholder '{service:%s}' names no service of the suite",
+				 var);
+			return FC_USAGE;
+		}
+		if (v && !(*value = v->service ?
+			   v->service(v->service_ctx, var) : NULL)) {
+			snprintf(err, errlen, "service '%s' is not running", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len > 4 && memcmp(name, "env:", 4) == 0 &&
+	    env_name_valid(name + 4, len - 4)) {
+		if (len - 4 >= sizeof(var)) {
+			snprintf(err, errlen, "environment variable name in '{%.40s' is too long",
+				 name);
+			return FC_USAGE;
+		}
+		memcpy(var, name + 4, len - 4);
+		var[len - 4] = '\0';
+		if (v && !(*value = getenv(var))) {
+			snprintf(err, errlen, "environment variable '%s' is not set", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "unknown placeholder '{%.*s}' (expected {dir}, {schedule_id}, {service:NAME} or {env:NAME})",
+		 (int)(len > 40 ? 40 : len), name);
+	return FC_USAGE;
+}
+
 /*
- * Walk a template.  With sink NULL only the syntax is checked ({env:NAME}
- * is not looked up: the environment belongs to the run, not the file).
- * Grammar: "{{" is a literal '{'; "{dir}"; "{env:NAME}"; any other "{...}"
- * is an error; '}' on its own is literal.
+ * Walk a template.  With sink NULL only the syntax is checked.
+ * Grammar: "{{" is a literal '{'; "{dir}"; "{schedule_id}";
+ * "{service:NAME}"; "{env:NAME}"; any other "{...}" is an error; '}' on
+ * its own is literal.
  */
-static int template_walk(const char *tmpl, const char *dir, FILE *sink,
+static int template_walk(const char *tmpl, const struct suite *s,
+			 const struct template_vars *v, FILE *sink,
 			 char *err, size_t errlen)
 {
 	for (const char *p = tmpl; *p; p++) {
-		const char *end, *name, *value;
-		size_t len;
+		const char *end, *value;
+		int rc;
 
 		if (*p != '{') {
 			if (sink)
@@ -160,35 +270,10 @@ static int template_walk(const char *tmpl, const char *dir, FILE *sink,
 				 p);
 			return FC_USAGE;
 		}
-		name = p + 1;
-		len = (size_t)(end - name);
-		if (len == 3 && memcmp(name, "dir", 3) == 0) {
-			if (sink && !dir) {
-				snprintf(err, errlen, "placeholder '{dir}' has no value here");
-				return FC_USAGE;
-			}
-			value = dir;
-		} else if (len > 4 && memcmp(name, "env:", 4) == 0 &&
-			   env_name_valid(name + 4, len - 4)) {
-			char var[256];
-
-			if (len - 4 >= sizeof(var)) {
-				snprintf(err, errlen, "environment variable name in '%.40s' is too long", p);
-				return FC_USAGE;
-			}
-			memcpy(var, name + 4, len - 4);
-			var[len - 4] = '\0';
-			value = sink ? getenv(var) : "";
-			if (!value) {
-				snprintf(err, errlen, "environment variable '%s' is not set", var);
-				return FC_USAGE;
-			}
-		} else {
-			snprintf(err, errlen,
-				 "unknown placeholder '{%.*s}' (expected {dir} or {env:NAME})",
-				 (int)(len > 40 ? 40 : len), name);
-			return FC_USAGE;
-		}
+		rc = placeholder(p + 1, (size_t)(end - p - 1), s, v, &value, err,
+				 errlen);
+		if (rc)
+			return rc;
 		if (sink)
 			fputs(value, sink);
 		p = end;
@@ -196,13 +281,14 @@ static int template_walk(const char *tmpl, const char *dir, FILE *sink,
 	return 0;
 }
 
-int scenario__template_check(const char *tmpl, char *err, size_t errlen)
+int scenario__template_check(const struct suite *s, const char *tmpl,
+			     char *err, size_t errlen)
 {
-	return template_walk(tmpl, NULL, NULL, err, errlen);
+	return template_walk(tmpl, s, NULL, NULL, err, errlen);
 }
 
-int scenario_expand(const char *tmpl, const char *dir, char **out,
-		    char *err, size_t errlen)
+int scenario_expand(const char *tmpl, const struct template_vars *v,
+		    char **out, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -214,7 +300,7 @@ int scenario_expand(const char *tmpl, const char *dir, char **out,
 		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
 		return FC_NOMEM;
 	}
-	rc = template_walk(tmpl, dir, sink, err, errlen);
+	rc = template_walk(tmpl, NULL, v, sink, err, errlen);
 	if (fclose(sink) != 0 && rc == 0) {
 		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
 		rc = FC_NOMEM;
@@ -257,7 +343,7 @@ static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
 {
 	char msg[256];
 
-	if (scenario__template_check(s, msg, sizeof(msg)) < 0)
+	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
 		return scenario__error(c, n, "%s", msg);
 	return 0;
 }
@@ -449,6 +535,82 @@ static int parse_routes(struct yctx *c, yaml_node_t *list, struct suite *s)
 	return 0;
 }
 
+/* ---- services ------------------------------------------------------- */
+
+static int parse_service(struct yctx *c, yaml_node_t *n, struct service_spec *sv)
+{
+	yaml_node_t *v, *k = NULL;
+	const char *kind;
+
+	sv->line = (int)n->start_mark.line + 1;
+	sv->column = (int)n->start_mark.column + 1;
+	if (scenario__map_check(c, n, service_keys, "service") < 0 ||
+	    scenario__map_need(c, n, "name", "service", &v) < 0 ||
+	    scenario__get_name(c, v, "name", sv->name) < 0 ||
+	    scenario__map_need(c, n, "kind", "service", &v) < 0 ||
+	    scenario__get_str(c, v, "kind", &kind) < 0)
+		return FC_USAGE;
+	if (strcmp(kind, "etcd") == 0) {
+		sv->kind = SERVICE_ETCD;
+		sv->members = 1;
+		if (scenario__map_get(c, n, "env", &k))
+			return scenario__error(c, k, "'env' does not apply to kind 'etcd' (the harness always starts it)");
+		if ((v = scenario__map_get(c, n, "members", NULL)) &&
+		    scenario__get_int(c, v, "members", 1, 3, &sv->members) < 0)
+			return FC_USAGE;
+		if (sv->members == 2)
+			return scenario__error(c, v, "'members' must be 1 or 3, got 2");
+	} else if (strcmp(kind, "postgresql") == 0) {
+		sv->kind = SERVICE_POSTGRESQL;
+		if (scenario__map_get(c, n, "members", &k))
+			return scenario__error(c, k, "'members' does not apply to kind 'postgresql'");
+		if ((v = scenario__map_get(c, n, "env", NULL))) {
+			if (scenario__get_strbuf(c, v, "env", sv->env,
+						 sizeof(sv->env)) < 0)
+				return FC_USAGE;
+			if (!env_name_valid(sv->env, strlen(sv->env)))
+				return scenario__error(c, v, "'%.40s' is not an environment variable name",
+						       sv->env);
+		}
+	} else {
+		return scenario__error(c, v, "unknown service kind '%.40s' (expected etcd or postgresql)",
+				       kind);
+	}
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'services' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count > SUITE_MAX_SERVICES)
+		return scenario__error(c, list, "'services' has more than %d entries",
+				       SUITE_MAX_SERVICES);
+	s->services = calloc(count ? count : 1, sizeof(*s->services));
+	if (!s->services) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct service_spec *sv = &s->services[i];
+
+		if (!n || parse_service(c, n, sv) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->services[j].name, sv->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate service name '%s' (first at line %d)",
+						       sv->name, s->services[j].line);
+		s->nservices = i + 1;
+	}
+	return 0;
+}
+
 /* ---- workload and orchestrator -------------------------------------- */
 
 static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
@@ -551,8 +713,13 @@ static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
 				       version);
 	if (scenario__map_check(c, root, suite_keys, "suite") < 0 ||
 	    scenario__map_need(c, root, "suite", "suite", &v) < 0 ||
-	    scenario__get_name(c, v, "suite", s->name) < 0 ||
-	    scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
+	    scenario__get_name(c, v, "suite", s->name) < 0)
+		return FC_USAGE;
+	/* services first: routes and faults refer to them */
+	if ((v = scenario__map_get(c, root, "services", NULL)) &&
+	    parse_services(c, v, s) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
 	    parse_routes(c, v, s) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, root, "workload", NULL)) &&
@@ -665,6 +832,7 @@ int suite_load_buffer(const char *name, const char *buf, size_t len,
 		return FC_NOMEM;
 	}
 	set_defaults(s);
+	c.suite = s;
 	rc = parse_suite(&c, yaml_document_get_root_node(&doc), s);
 	yaml_document_delete(&doc);
 	if (rc < 0 || c.failed) {
@@ -739,6 +907,7 @@ void suite_free(struct suite *s)
 		scenario__strv_free(r->env);
 	}
 	free(s->routes);
+	free(s->services);
 	for (size_t i = 0; i < s->nscenarios; i++)
 		scenario__scenario_release(&s->scenarios[i]);
 	free(s->scenarios);

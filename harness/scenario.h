@@ -32,6 +32,8 @@ enum fault_action {
 	FAULT_LOSE_XCOM,     /* wipe the XCom dir(s) after an attempt */
 	FAULT_LOSE_POD,      /* wipe the attempt's run dir after an attempt */
 	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
+	FAULT_STOP_MEMBER,   /* stop one member of an etcd service */
+	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
 	FAULT_ACTION_COUNT
 };
 
@@ -42,17 +44,32 @@ enum fault_resume {
 	RESUME_NEVER,              /* killed at the end of the schedule */
 };
 
+#define MEMBER_NAME_MAX 32
+
+/*
+ * stop_member/start_member happen at a failpoint (failpoint, attempt, hit,
+ * like kill) or between tries (after_attempt, like lose_xcom): which one is
+ * told by fault_at_failpoint().
+ */
 struct fault {
 	enum fault_action action;
-	int attempt;          /* try number it applies to (kill/pause/fail) */
-	int after_attempt;    /* lose_xcom/lose_pod/change_source: after try N */
-	char failpoint[FAILPOINT_NAME_MAX]; /* kill/pause/fail */
+	int attempt;          /* try number it applies to (at a failpoint) */
+	int after_attempt;    /* between tries: after try N */
+	char failpoint[FAILPOINT_NAME_MAX]; /* at a failpoint */
 	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
 	int operation;        /* 1-based operation index; 0 = every operation */
 	enum fault_resume resume;
 	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
+	char member[MEMBER_NAME_MAX];       /* stop/start_member: "m2" */
+	char service[SCENARIO_NAME_MAX];    /* its service; "" = the suite's
+					       only etcd service */
 	int line, column;     /* source position, 0 when built by code */
 };
+
+/* True when f happens at a failpoint of an attempt (kill, pause, fail,
+ * and member actions given a failpoint), false between tries. */
+bool fault_at_failpoint(const struct fault *f);
+bool fault_is_member_action(enum fault_action a);
 
 /* Bit set of fault actions, for explore.actions. */
 #define FAULT_BIT(a) (1u << (unsigned)(a))
@@ -105,6 +122,17 @@ struct route_spec {
 	int line, column;
 };
 
+enum service_kind { SERVICE_ETCD, SERVICE_POSTGRESQL };
+
+/* A server the harness starts before the first schedule (services.h). */
+struct service_spec {
+	char name[SCENARIO_NAME_MAX];
+	enum service_kind kind;
+	int members;             /* etcd: 1 or 3 (m1, m2, m3) */
+	char env[128];           /* postgresql: use $env when set; "" = never */
+	int line, column;
+};
+
 struct workload_spec {
 	int operations;          /* number of operations (mapped partitions) */
 	int rows_per_operation;
@@ -127,6 +155,8 @@ struct suite {
 	char digest[80];         /* "sha256:..." of the file's bytes */
 	struct route_spec *routes;
 	size_t nroutes;
+	struct service_spec *services;
+	size_t nservices;
 	struct workload_spec workload;
 	struct orchestrator_spec orchestrator;
 	struct scenario *scenarios;
@@ -153,11 +183,27 @@ const char *verdict_name(enum verdict v);           /* "certified-automatic", ..
 const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
 bool expectation_met(enum expectation e, enum verdict v);
 
+/* What a template's placeholders become for one schedule. */
+struct template_vars {
+	const char *dir;          /* {dir}: the schedule's scratch dir */
+	const char *schedule_id;  /* {schedule_id}; NULL: none here */
+	/* {service:NAME}: the running service's address, NULL if none */
+	const char *(*service)(const void *ctx, const char *name);
+	const void *service_ctx;
+};
+
 /*
- * Expand "{dir}" and "{env:NAME}" in a template into out (heap, caller
- * frees).  An unset environment variable is FC_USAGE with a message.
+ * Expand "{dir}", "{schedule_id}", "{service:NAME}" and "{env:NAME}" in a
+ * template into out (heap, caller frees).  A placeholder without a value
+ * here (an unset environment variable, a service not running) is FC_USAGE
+ * with a message.
  */
-int scenario_expand(const char *tmpl, const char *dir, char **out,
-		    char *err, size_t errlen) FC_MUST_CHECK;
+int scenario_expand(const char *tmpl, const struct template_vars *v,
+		    char **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* The suite's service named `name` ("" or NULL: its only etcd service),
+ * or NULL. */
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name);
 
 #endif

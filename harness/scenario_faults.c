@@ -8,9 +8,11 @@
  *      kill/pause/fail carry failpoint, attempt and hit (after_attempt 0);
  *      lose_xcom/lose_pod/change_source carry only after_attempt (attempt 0,
  *      hit 0, failpoint ""); only pause carries a resume; operation is 0 for
- *      "every operation".
+ *      "every operation".  stop_member/start_member take either form (a
+ *      failpoint, or after_attempt) and always carry a member.
  *   2. A fault can fire: its attempt is one of the orchestrator's tries and
- *      its operation one of the scenario's operations.  A fault that cannot
+ *      its operation one of the scenario's operations; a member action
+ *      names a member of one of the suite's etcd services.  A fault that cannot
  *      fire would leave a failpoint unreached and the verdict unverified, so
  *      it is refused here where the line number is known.
  *   3. A fixed schedule fits SCHEDULE_STR_MAX, so every scenario has a
@@ -28,7 +30,7 @@ static const char *const scenario_keys[] = {
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
-	"resume", NULL,
+	"resume", "member", "service", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
@@ -182,6 +184,36 @@ static int parse_between_fault(struct yctx *c, yaml_node_t *n,
 	return 0;
 }
 
+/* member (and service) of a stop_member/start_member fault. */
+static int parse_member(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	const struct service_spec *sv;
+	yaml_node_t *v, *svnode;
+	const char *name;
+	int idx = 0;
+
+	if ((svnode = scenario__map_get(c, n, "service", NULL)) &&
+	    scenario__get_name(c, svnode, "service", f->service) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, n, "member", "member action", &v) < 0 ||
+	    scenario__get_str(c, v, "member", &name) < 0)
+		return FC_USAGE;
+	sv = suite_service(c->suite, f->service);
+	if (!sv || sv->kind != SERVICE_ETCD)
+		return scenario__error(c, svnode ? svnode : n,
+				       f->service[0] ? "service '%s' is not an etcd service of the suite"
+				       : "%sa member action needs one etcd service in 'services' (or 'service: NAME')",
+				       f->service);
+	if (name[0] == 'm' && name[1] >= '1' && name[1] <= '9' && !name[2])
+		idx = name[1] - '0';
+	if (idx < 1 || idx > sv->members)
+		return scenario__error(c, v,
+				       "'%.40s' is not a member of service '%s' (m1 to m%d)",
+				       name, sv->name, sv->members);
+	snprintf(f->member, sizeof(f->member), "%s", name);
+	return 0;
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -197,10 +229,21 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		return FC_USAGE;
 	if (fault_action_parse(action, &f->action) < 0)
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod or change_source)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, stop_member or start_member)",
 				       action);
-	if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-	    f->action == FAULT_FAIL) {
+	if (fault_is_member_action(f->action)) {
+		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
+			  scenario__map_get(c, n, "attempt", NULL);
+
+		if ((at ? parse_failpoint_fault(c, n, f, b)
+			: parse_between_fault(c, n, f, b)) < 0 ||
+		    parse_member(c, n, f) < 0)
+			return FC_USAGE;
+	} else if (refuse_key(c, n, "member", f, " (only stop_member and start_member)") < 0 ||
+		   refuse_key(c, n, "service", f, " (only stop_member and start_member)") < 0) {
+		return FC_USAGE;
+	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+		   f->action == FAULT_FAIL) {
 		if (parse_failpoint_fault(c, n, f, b) < 0)
 			return FC_USAGE;
 	} else if (parse_between_fault(c, n, f, b) < 0) {

@@ -30,31 +30,65 @@ static const struct {
 } letters[] = {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
-	{ 's', FAULT_CHANGE_SOURCE },
+	{ 's', FAULT_CHANGE_SOURCE }, { 'd', FAULT_STOP_MEMBER },
+	{ 'u', FAULT_START_MEMBER },
 };
 #define NLETTERS (sizeof(letters) / sizeof(letters[0]))
 
-static bool at_failpoint(enum fault_action a)
+static bool member_char(char ch, bool first)
 {
-	return a == FAULT_KILL || a == FAULT_PAUSE || a == FAULT_FAIL;
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') ||
+	       (!first && (ch == '.' || ch == '_' || ch == '-'));
+}
+
+/* A member or service name: [A-Za-z0-9][A-Za-z0-9._-]*, shorter than max. */
+static bool member_valid(const char *s, size_t max)
+{
+	size_t len = strnlen(s, max);
+
+	if (len == 0 || len >= max)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!member_char(s[i], i == 0))
+			return false;
+	return true;
+}
+
+/* "=[SERVICE/]MEMBER" of a member action into buf. */
+static int format_member(const struct fault *f, char *buf, size_t size)
+{
+	if (!fault_is_member_action(f->action)) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (!member_valid(f->member, sizeof(f->member)) ||
+	    (f->service[0] && !member_valid(f->service, sizeof(f->service))))
+		return FC_USAGE;
+	snprintf(buf, size, "=%s%s%s", f->service, f->service[0] ? "/" : "",
+		 f->member);
+	return 0;
 }
 
 static int format_one(const struct fault *f, char *buf, size_t size)
 {
 	char op[24] = "", hit[24] = "", resume[FAILPOINT_NAME_MAX + 2] = "";
+	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2];
 	char letter = 0;
 
 	for (size_t i = 0; i < NLETTERS; i++)
 		if (letters[i].action == f->action)
 			letter = letters[i].letter;
-	if (!letter || f->operation < 0 || f->operation > NUMBER_MAX)
+	if (!letter || f->operation < 0 || f->operation > NUMBER_MAX ||
+	    format_member(f, member, sizeof(member)) < 0)
 		return FC_USAGE;
 	if (f->operation > 0)
 		snprintf(op, sizeof(op), "/op%d", f->operation);
-	if (!at_failpoint(f->action)) {
+	if (!fault_at_failpoint(f)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
 			return FC_USAGE;
-		return snprintf(buf, size, "%c@%d%s", letter, f->after_attempt, op);
+		return snprintf(buf, size, "%c@%d%s%s", letter, f->after_attempt,
+				op, member);
 	}
 	if (!scenario__failpoint_valid(f->failpoint,
 				       strnlen(f->failpoint, FAILPOINT_NAME_MAX)) ||
@@ -81,8 +115,8 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 			return FC_USAGE;
 		}
 	}
-	return snprintf(buf, size, "%c:%s@%d%s%s%s", letter, f->failpoint,
-			f->attempt, hit, op, resume);
+	return snprintf(buf, size, "%c:%s@%d%s%s%s%s", letter, f->failpoint,
+			f->attempt, hit, op, resume, member);
 }
 
 int schedule_format(const struct fault *faults, size_t n, char *out,
@@ -212,7 +246,7 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s)");
+	return fail(c, "an action (k, p, f, x, l, s, d, u)");
 }
 
 static int parse_resume(struct cursor *c, struct fault *f)
@@ -231,12 +265,57 @@ static int parse_resume(struct cursor *c, struct fault *f)
 	return parse_name(c, f->resume_at);
 }
 
+/* One name of "=[SERVICE/]MEMBER" into buf (size bytes). */
+static int parse_member_name(struct cursor *c, char *buf, size_t size)
+{
+	const char *start = c->p;
+	size_t len;
+
+	while (member_char(*c->p, c->p == start))
+		c->p++;
+	len = (size_t)(c->p - start);
+	if (len == 0 || len >= size) {
+		c->p = start;
+		return fail(c, "a member name ([A-Za-z0-9][A-Za-z0-9._-]*)");
+	}
+	memcpy(buf, start, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int parse_member(struct cursor *c, struct fault *f)
+{
+	char first[SCENARIO_NAME_MAX];
+
+	if (*c->p != '=')
+		return fail(c, "'=' and a member");
+	c->p++;
+	if (parse_member_name(c, first, sizeof(first)) < 0)
+		return FC_USAGE;
+	if (*c->p != '/') {
+		if (strlen(first) >= sizeof(f->member)) {
+			c->p -= strlen(first);
+			return fail(c, "a member name of at most 31 characters");
+		}
+		memcpy(f->member, first, strlen(first) + 1);
+		return 0;
+	}
+	c->p++;
+	memcpy(f->service, first, strlen(first) + 1);
+	return parse_member_name(c, f->member, sizeof(f->member));
+}
+
 static int parse_fault(struct cursor *c, struct fault *f)
 {
+	bool at;
+
 	memset(f, 0, sizeof(*f));
 	if (parse_action(c, &f->action) < 0)
 		return FC_USAGE;
-	if (at_failpoint(f->action)) {
+	at = fault_is_member_action(f->action) ? *c->p == ':'
+		: (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+		   f->action == FAULT_FAIL);
+	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
 		c->p++;
@@ -270,9 +349,12 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_resume(c, f) < 0)
 			return FC_USAGE;
 	}
+	if (fault_is_member_action(f->action))
+		return parse_member(c, f) < 0 ? FC_USAGE :
+		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");
 	if (*c->p != ';' && *c->p != '\0')
 		return fail(c, f->action == FAULT_PAUSE ? "'#', '/op', '>', ';' or the end"
-			    : at_failpoint(f->action) ? "'#', '/op', ';' or the end"
+			    : at ? "'#', '/op', ';' or the end"
 			    : "'/op', ';' or the end");
 	return 0;
 }

@@ -11,6 +11,8 @@
  *        attempt), "never", or a failpoint name the next attempt must reach
  *   ACTION '@' AFTER_ATTEMPT ['/op' N]
  *        for lose_xcom (x), lose_pod (l), change_source (s)
+ *   stop_member (d) and start_member (u) take either form, then
+ *        '=' [SERVICE '/'] MEMBER: "d:after_lease@1=m2", "u@2=etcd/m2"
  * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2".
  */
 #ifndef FENCECERT_SCHEDULE_H

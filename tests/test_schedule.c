@@ -24,7 +24,16 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       a->after_attempt == b->after_attempt &&
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
-	       strcmp(a->resume_at, b->resume_at) == 0;
+	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       strcmp(a->member, b->member) == 0 &&
+	       strcmp(a->service, b->service) == 0;
+}
+
+static struct fault member(struct fault f, const char *service, const char *m)
+{
+	snprintf(f.service, sizeof(f.service), "%s", service);
+	snprintf(f.member, sizeof(f.member), "%s", m);
+	return f;
 }
 
 static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
@@ -59,6 +68,12 @@ static void test_known_strings(void **state)
 		{ between(FAULT_CHANGE_SOURCE, 1, 1), "s@1/op1" },
 		{ resume_at, "p:after_prepared@1>after_reconcile_probe" },
 		{ never, "p:a@1>never" },
+		{ member(at_fp(FAULT_STOP_MEMBER, "after_lease", 1, 1, 0), "", "m2"),
+		  "d:after_lease@1=m2" },
+		{ member(between(FAULT_START_MEMBER, 2, 1), "etcd-1", "m3"),
+		  "u@2/op1=etcd-1/m3" },
+		{ member(at_fp(FAULT_START_MEMBER, "x", 3, 2, 0), "e.x", "m1"),
+		  "u:x@3#2=e.x/m1" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -103,6 +118,8 @@ static void test_accepted_forms(void **state)
 		{ "lose_xcom@1;lose_pod@1;change_source@2/op3", "x@1;l@1;s@2/op3" },
 		{ "p:a@1>next2", "p:a@1>next2" },
 		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
+		{ "stop_member:after_lease@1#1=m2;start_member@1=e/m2",
+		  "d:after_lease@1=m2;u@1=e/m2" },
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -147,10 +164,18 @@ static struct fault random_fault(uint64_t *rng)
 	static const int numbers[] = { 1, 2, 3, 9, 10, 21, 999, 1000000 };
 	struct fault f = { .action = (enum fault_action)(next(rng) % FAULT_ACTION_COUNT) };
 
+	bool member_at = false;
+
 	if (next(rng) % 2)
 		f.operation = numbers[next(rng) % 8];
+	if (fault_is_member_action(f.action)) {
+		static const char *const services[] = { "", "etcd", "e.t-c_d", "9" };
+		snprintf(f.service, sizeof(f.service), "%s", services[next(rng) % 4]);
+		snprintf(f.member, sizeof(f.member), "m%d", (int)(next(rng) % 3) + 1);
+		member_at = next(rng) % 2;
+	}
 	if (f.action == FAULT_KILL || f.action == FAULT_PAUSE ||
-	    f.action == FAULT_FAIL) {
+	    f.action == FAULT_FAIL || member_at) {
 		random_name(rng, f.failpoint, FAILPOINT_NAME_MAX - 1);
 		f.attempt = numbers[next(rng) % 8];
 		f.hit = next(rng) % 2 ? 1 : numbers[next(rng) % 8];
@@ -229,6 +254,15 @@ static void test_bad_strings(void **state)
 		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
 		{ "k:a@1#2#3", "unexpected '#' at position 8" },
 		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
+		{ "d:a@1", "ends at position 6, expected '=' and a member" },
+		{ "d@1", "ends at position 4, expected '=' and a member" },
+		{ "u@1=", "ends at position 5, expected a member name" },
+		{ "u@1=e/", "ends at position 7, expected a member name" },
+		{ "u@1=m2x y", "unexpected ' ' at position 8, expected ';' or the end" },
+		{ "u@1=-m", "unexpected '-' at position 5, expected a member name" },
+		{ "k:a@1=m2", "unexpected '=' at position 6" },
+		{ "u@1=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "position 5, expected a member name of at most 31" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
