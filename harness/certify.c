@@ -653,7 +653,9 @@ static int select_units(struct run *R, char *err, size_t errlen)
 		for (size_t i = 0; i < s->nscenarios; i++) {
 			const struct scenario *sc = &s->scenarios[i];
 			struct unit *u = &R->units[R->nunits];
-			if (!listed(o->scenarios, sc->name))
+			if (!listed(o->scenarios, sc->name) ||
+			    !listed((const char *const *)sc->routes,
+				    s->routes[r].name))
 				continue;
 			declare_scenario(a->declared, sc);
 			if (o->schedule)

@@ -26,11 +26,11 @@
 #include "scenario_impl.h"
 
 static const char *const scenario_keys[] = {
-	"name", "faults", "explore", "operations", NULL,
+	"name", "faults", "explore", "operations", "routes", NULL,
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
-	"resume", "member", "service", NULL,
+	"resume", "member", "service", "proxy", "delay_ms", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
@@ -214,6 +214,63 @@ static int parse_member(struct yctx *c, yaml_node_t *n, struct fault *f)
 	return 0;
 }
 
+/*
+ * A proxy action: during try `attempt`, through suite proxy `proxy`;
+ * cut/hold count COMMITs (hit), delay needs delay_ms, refuse may start at a
+ * failpoint (failpoint, hit) instead of the try's start.
+ */
+static int parse_proxy_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
+			     const struct fault_bounds *b)
+{
+	bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+		      f->action == FAULT_HOLD_COMMIT;
+	bool at = f->action == FAULT_REFUSE &&
+		  scenario__map_get(c, n, "failpoint", NULL);
+	char what[64];
+	yaml_node_t *v;
+
+	snprintf(what, sizeof(what), "fault with action '%s'",
+		 fault_action_name(f->action));
+	if (refuse_key(c, n, "after_attempt", f, " (it happens during 'attempt')") < 0 ||
+	    refuse_key(c, n, "resume", f, counts ? " (a held COMMIT goes on once the next try ended)" : "") < 0 ||
+	    (f->action != FAULT_DELAY &&
+	     refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) ||
+	    (f->action != FAULT_REFUSE &&
+	     refuse_key(c, n, "failpoint", f, " (it counts COMMITs or messages, not failpoints)") < 0) ||
+	    (!counts && !at &&
+	     refuse_key(c, n, "hit", f, " (hit counts COMMITs, or a refuse's failpoint)") < 0))
+		return FC_USAGE;
+	if (at) {
+		if (parse_failpoint_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else {
+		if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
+		    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+			return FC_USAGE;
+		if (f->attempt > b->tries)
+			return scenario__error(c, v,
+					       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+					       f->attempt, b->tries - 1, b->tries);
+		if (counts) {
+			f->hit = 1;
+			if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+			    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+				return FC_USAGE;
+		}
+	}
+	if (f->action == FAULT_DELAY &&
+	    (scenario__map_need(c, n, "delay_ms", what, &v) < 0 ||
+	     scenario__get_int(c, v, "delay_ms", 1, 60000, &f->delay_ms) < 0))
+		return FC_USAGE;
+	if (scenario__map_need(c, n, "proxy", what, &v) < 0 ||
+	    scenario__get_name(c, v, "proxy", f->proxy) < 0)
+		return FC_USAGE;
+	if (!suite_proxy(c->suite, f->proxy))
+		return scenario__error(c, v, "'%s' names no proxy of the suite (see 'proxies')",
+				       f->proxy);
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -229,7 +286,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		return FC_USAGE;
 	if (fault_action_parse(action, &f->action) < 0)
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, stop_member or start_member)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay)",
 				       action);
 	if (fault_is_member_action(f->action)) {
 		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
@@ -241,6 +298,12 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 			return FC_USAGE;
 	} else if (refuse_key(c, n, "member", f, " (only stop_member and start_member)") < 0 ||
 		   refuse_key(c, n, "service", f, " (only stop_member and start_member)") < 0) {
+		return FC_USAGE;
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_proxy_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
+		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
 		return FC_USAGE;
 	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
 		   f->action == FAULT_FAIL) {
@@ -401,6 +464,14 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	return c->failed ? FC_USAGE : 0;
 }
 
+static int check_route(struct yctx *c, yaml_node_t *n, const char *name)
+{
+	for (size_t i = 0; i < c->suite->nroutes; i++)
+		if (strcmp(c->suite->routes[i].name, name) == 0)
+			return 0;
+	return scenario__error(c, n, "'%.40s' names no route of the suite", name);
+}
+
 static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			  const struct suite *s)
 {
@@ -421,6 +492,10 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			return FC_USAGE;
 		b.operations = sc->operations;
 	}
+	if ((v = scenario__map_get(c, n, "routes", NULL)) &&
+	    scenario__get_strv(c, v, "routes", 1, SUITE_MAX_ROUTES, check_route,
+			       &sc->routes) < 0)
+		return FC_USAGE;
 	faults = scenario__map_get(c, n, "faults", NULL);
 	explore = scenario__map_get(c, n, "explore", &explore_key);
 	if (c->failed)
@@ -438,6 +513,7 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 void scenario__scenario_release(struct scenario *sc)
 {
 	free(sc->faults);
+	scenario__strv_free(sc->routes);
 	if (sc->explore)
 		scenario__strv_free(sc->explore->failpoints);
 	free(sc->explore);

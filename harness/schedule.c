@@ -31,7 +31,8 @@ static const struct {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
 	{ 's', FAULT_CHANGE_SOURCE }, { 'd', FAULT_STOP_MEMBER },
-	{ 'u', FAULT_START_MEMBER },
+	{ 'u', FAULT_START_MEMBER }, { 'c', FAULT_CUT_AFTER_COMMIT },
+	{ 'h', FAULT_HOLD_COMMIT }, { 'r', FAULT_REFUSE }, { 'w', FAULT_DELAY },
 };
 #define NLETTERS (sizeof(letters) / sizeof(letters[0]))
 
@@ -55,9 +56,16 @@ static bool member_valid(const char *s, size_t max)
 	return true;
 }
 
-/* "=[SERVICE/]MEMBER" of a member action into buf. */
+/* "=[SERVICE/]MEMBER" of a member action, "=PROXY" of a proxy action,
+ * into buf. */
 static int format_member(const struct fault *f, char *buf, size_t size)
 {
+	if (fault_is_proxy_action(f->action)) {
+		if (!member_valid(f->proxy, sizeof(f->proxy)))
+			return FC_USAGE;
+		snprintf(buf, size, "=%s", f->proxy);
+		return 0;
+	}
 	if (!fault_is_member_action(f->action)) {
 		buf[0] = '\0';
 		return 0;
@@ -73,7 +81,7 @@ static int format_member(const struct fault *f, char *buf, size_t size)
 static int format_one(const struct fault *f, char *buf, size_t size)
 {
 	char op[24] = "", hit[24] = "", resume[FAILPOINT_NAME_MAX + 2] = "";
-	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2];
+	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2], delay[24] = "";
 	char letter = 0;
 
 	for (size_t i = 0; i < NLETTERS; i++)
@@ -84,6 +92,23 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		return FC_USAGE;
 	if (f->operation > 0)
 		snprintf(op, sizeof(op), "/op%d", f->operation);
+	if (fault_is_proxy_action(f->action) && !fault_at_failpoint(f)) {
+		/* during try `attempt`: c/h carry a hit, w a delay */
+		bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+			      f->action == FAULT_HOLD_COMMIT;
+
+		if (f->attempt < 1 || f->attempt > NUMBER_MAX ||
+		    (counts && (f->hit < 1 || f->hit > NUMBER_MAX)) ||
+		    (f->action == FAULT_DELAY &&
+		     (f->delay_ms < 1 || f->delay_ms > NUMBER_MAX)))
+			return FC_USAGE;
+		if (counts && f->hit != 1)
+			snprintf(hit, sizeof(hit), "#%d", f->hit);
+		if (f->action == FAULT_DELAY)
+			snprintf(delay, sizeof(delay), "*%d", f->delay_ms);
+		return snprintf(buf, size, "%c@%d%s%s%s%s", letter, f->attempt,
+				hit, delay, op, member);
+	}
 	if (!fault_at_failpoint(f)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
 			return FC_USAGE;
@@ -246,7 +271,7 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s, d, u)");
+	return fail(c, "an action (k, p, f, x, l, s, d, u, c, h, r, w)");
 }
 
 static int parse_resume(struct cursor *c, struct fault *f)
@@ -305,6 +330,30 @@ static int parse_member(struct cursor *c, struct fault *f)
 	return parse_member_name(c, f->member, sizeof(f->member));
 }
 
+/* "@ATTEMPT[#HIT]" of cut/hold, "@ATTEMPT*MS" of delay, "@ATTEMPT" of
+ * refuse: proxy actions during a try. */
+static int parse_during(struct cursor *c, struct fault *f)
+{
+	if (*c->p != '@')
+		return fail(c, "'@' and an attempt");
+	c->p++;
+	if (parse_number(c, "an attempt number", &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->action == FAULT_CUT_AFTER_COMMIT || f->action == FAULT_HOLD_COMMIT) {
+		f->hit = 1;
+		if (*c->p == '#') {
+			c->p++;
+			return parse_number(c, "a hit number", &f->hit);
+		}
+	} else if (f->action == FAULT_DELAY) {
+		if (*c->p != '*')
+			return fail(c, "'*' and a delay in milliseconds");
+		c->p++;
+		return parse_number(c, "a delay in milliseconds", &f->delay_ms);
+	}
+	return 0;
+}
+
 static int parse_fault(struct cursor *c, struct fault *f)
 {
 	bool at;
@@ -312,9 +361,9 @@ static int parse_fault(struct cursor *c, struct fault *f)
 	memset(f, 0, sizeof(*f));
 	if (parse_action(c, &f->action) < 0)
 		return FC_USAGE;
-	at = fault_is_member_action(f->action) ? *c->p == ':'
-		: (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-		   f->action == FAULT_FAIL);
+	at = fault_is_member_action(f->action) || f->action == FAULT_REFUSE ?
+		*c->p == ':' : (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+				f->action == FAULT_FAIL);
 	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
@@ -332,6 +381,9 @@ static int parse_fault(struct cursor *c, struct fault *f)
 			if (parse_number(c, "a hit number", &f->hit) < 0)
 				return FC_USAGE;
 		}
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_during(c, f) < 0)
+			return FC_USAGE;
 	} else {
 		if (*c->p != '@')
 			return fail(c, "'@' and the attempt it follows");
@@ -348,6 +400,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		c->p++;
 		if (parse_resume(c, f) < 0)
 			return FC_USAGE;
+	}
+	if (fault_is_proxy_action(f->action)) {
+		if (*c->p != '=')
+			return fail(c, "'=' and a proxy");
+		c->p++;
+		return parse_member_name(c, f->proxy, sizeof(f->proxy)) < 0 ? FC_USAGE :
+		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");
 	}
 	if (fault_is_member_action(f->action))
 		return parse_member(c, f) < 0 ? FC_USAGE :
