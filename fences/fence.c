@@ -27,11 +27,13 @@ static const struct fence_ops *const backends[] = {
 	&fence_sqlite_ops,
 	&fence_fs_ops,
 	&fence_etcd_ops,
+	&fence_pg_txn_ops,
+	&fence_pg_short_ops,
 	NULL,
 };
 
 /* Schemes the SPEC names whose fence has not landed yet. */
-static const char *const not_yet[] = { "postgresql", "postgres", NULL };
+static const char *const not_yet[] = { NULL };
 
 #define TABLE_NAME_MAX 63
 
@@ -67,7 +69,8 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 	*out = NULL;
 	if (!url || !(len = scheme_len(url))) {
 		snprintf(err, errlen, "target url '%s' has no scheme (expected "
-			 "sqlite:PATH, file:DIR or etcd://...)", url ? url : "");
+			 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
+			 url ? url : "");
 		return FC_USAGE;
 	}
 	for (const char *const *s = not_yet; *s; s++) {
@@ -82,7 +85,8 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 			ops = *b;
 	if (!ops) {
 		snprintf(err, errlen, "unknown target scheme in '%.*s:' (expected "
-			 "sqlite:PATH, file:DIR or etcd://...)", (int)len, url);
+			 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
+			 (int)len, url);
 		return FC_USAGE;
 	}
 	f = calloc(1, sizeof(*f));
