@@ -13,8 +13,7 @@
  *     classification; a backend that forgets to set it reports UNKNOWN.
  *  3. fence_errmsg() describes the last failure and is cleared by each call.
  *
- * Adding a fence is one row in `backends` (and deleting its row from
- * `not_yet`).
+ * Adding a fence is one row in `backends`.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,9 +30,6 @@ static const struct fence_ops *const backends[] = {
 	&fence_pg_short_ops,
 	NULL,
 };
-
-/* Schemes the SPEC names whose fence has not landed yet. */
-static const char *const not_yet[] = { NULL };
 
 #define TABLE_NAME_MAX 63
 
@@ -72,13 +68,6 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 			 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
 			 url ? url : "");
 		return FC_USAGE;
-	}
-	for (const char *const *s = not_yet; *s; s++) {
-		if (scheme_is(url, len, *s)) {
-			snprintf(err, errlen, "target scheme '%s' is not "
-				 "supported yet", *s);
-			return FC_USAGE;
-		}
 	}
 	for (const struct fence_ops *const *b = backends; *b; b++)
 		if (scheme_is(url, len, (*b)->scheme))

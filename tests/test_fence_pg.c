@@ -25,59 +25,29 @@
 #include "fences/fence.h"
 #include "fences/fence_pg.h"
 #include "fence_conformance.h"
+#include "pg_server.h"
 
-#define MAX_SCHEMAS 512
-
-static char base_url[512];
-static char own_dir[64];
-static char *schemas[MAX_SCHEMAS];
-static int n_schemas;
-
-static int pg_script(const char *script, const char *dir, char *url,
-		     size_t len)
-{
-	char cmd[256], line[512] = "";
-	FILE *f;
-	int status;
-
-	snprintf(cmd, sizeof(cmd), "ci/%s '%s' 2>/dev/null", script, dir);
-	if (!(f = popen(cmd, "r")))
-		return -1;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	status = pclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	if (url)
-		snprintf(url, len, "%s", line);
-	return status == 0 && (!url || line[0]) ? 0 : -1;
-}
-
-/* "BASE?schema=fc_fp_PID_N&fence=KIND[&extra]" for a fresh schema. */
+/* "...?schema=fc_fp_PID_N&fence=KIND[&extra]" for a fresh schema. */
 static void make_url(const char *kind, const char *extra, char *url,
-		     size_t len, char *schema, size_t slen)
+		     size_t len, char *schema)
 {
-	char name[64];
+	char more[128];
 
-	snprintf(name, sizeof(name), "fc_fp_%ld_%d", (long)getpid(), n_schemas);
-	assert_true(n_schemas < MAX_SCHEMAS);
-	schemas[n_schemas++] = strdup(name);
-	snprintf(url, len, "%s%sschema=%s&fence=%s%s%s", base_url,
-		 strchr(base_url, '?') ? "&" : "?", name, kind,
-		 extra ? "&" : "", extra ? extra : "");
-	if (schema)
-		snprintf(schema, slen, "%s", name);
+	snprintf(more, sizeof(more), "fence=%s%s%s", kind, extra ? "&" : "",
+		 extra ? extra : "");
+	pg_server_target("fp", more, url, len, schema);
 }
 
 static void txn_url(const char *dir, char *url, size_t len)
 {
 	(void)dir;
-	make_url("pg-txn", NULL, url, len, NULL, 0);
+	make_url("pg-txn", NULL, url, len, NULL);
 }
 
 static void tpc_url(const char *dir, char *url, size_t len)
 {
 	(void)dir;
-	make_url("pg-2pc", NULL, url, len, NULL, 0);
+	make_url("pg-2pc", NULL, url, len, NULL);
 }
 
 static void unreachable_url(const char *dir, char *url, size_t len)
@@ -85,23 +55,6 @@ static void unreachable_url(const char *dir, char *url, size_t len)
 	(void)dir;
 	/* Port 1: nothing listens, the connection is refused at once. */
 	snprintf(url, len, "postgresql://127.0.0.1:1/x?connect_timeout=2");
-}
-
-static void drop_schemas(void)
-{
-	PGconn *c = PQconnectdb(base_url);
-	char sql[128];
-
-	if (PQstatus(c) == CONNECTION_OK)
-		PQclear(PQexec(c, "SET client_min_messages = warning"));
-	for (int i = 0; i < n_schemas; i++) {
-		snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS \"%s\" CASCADE",
-			 schemas[i]);
-		if (PQstatus(c) == CONNECTION_OK)
-			PQclear(PQexec(c, sql));
-		free(schemas[i]);
-	}
-	PQfinish(c);
 }
 
 /* ---- a transaction of our own, as an apply would leave it ---------- */
@@ -116,7 +69,7 @@ struct target {
 
 static PGconn *connect_to(const char *schema)
 {
-	PGconn *c = PQconnectdb(base_url);
+	PGconn *c = PQconnectdb(pg_server_url());
 	char sql[128];
 
 	assert_int_equal(PQstatus(c), CONNECTION_OK);
@@ -140,8 +93,7 @@ static void target_open(struct target *t, const char *kind, const char *extra)
 	char err[512];
 
 	memset(t, 0, sizeof(*t));
-	make_url(kind, extra, t->url, sizeof(t->url), t->schema,
-		 sizeof(t->schema));
+	make_url(kind, extra, t->url, sizeof(t->url), t->schema);
 	assert_int_equal(fence_open(t->url, &t->f, err, sizeof(err)), 0);
 }
 
@@ -367,8 +319,7 @@ static void test_fence_names_and_bad_urls(void **state)
 	target_open(&t, "pg-2pc", NULL);
 	assert_string_equal(fence_name(t.f), "pg-2pc");
 	target_close(&t);
-	snprintf(url, sizeof(url), "%s%sfence=pg-3pc", base_url,
-		 strchr(base_url, '?') ? "&" : "?");
+	pg_server_target("fp", "fence=pg-3pc", url, sizeof(url), NULL);
 	assert_int_equal(fence_open(url, &f, err, sizeof(err)), FC_USAGE);
 	assert_non_null(strstr(err, "fence=pg-3pc"));
 }
@@ -396,31 +347,12 @@ int main(void)
 		.unreachable_url = unreachable_url,
 		.supports_replace = 1,
 	};
-	const char *env = getenv("FENCECERT_PG_URL");
 	int failed;
 
-	if (env && *env) {
-		snprintf(base_url, sizeof(base_url), "%s", env);
-	} else {
-		snprintf(own_dir, sizeof(own_dir), "/tmp/fc-fence-pg-XXXXXX");
-		if (!mkdtemp(own_dir) ||
-		    pg_script("pg-up", own_dir, base_url, sizeof(base_url))) {
-			printf("[  SKIPPED ] fence pg: FENCECERT_PG_URL is unset "
-			       "and ci/pg-up cannot start a server\n");
-			return 0;
-		}
-	}
+	if (!pg_server_url())
+		return 0;
 	failed = fence_conformance_run(&txn);
 	failed += fence_conformance_run(&tpc);
 	failed += cmocka_run_group_tests_name("fence pg", tests, NULL, NULL);
-	drop_schemas();
-	if (*own_dir) {
-		char cmd[128];
-
-		pg_script("pg-down", own_dir, NULL, 0);
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", own_dir);
-		if (system(cmd) != 0)
-			failed++;
-	}
-	return failed;
+	return failed + (pg_server_release() ? 1 : 0);
 }
