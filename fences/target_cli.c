@@ -43,7 +43,8 @@ static const char usage_text[] =
 	"  fences   JSON array of the fence records the target holds\n"
 	"  probe    JSON {\"answer\":\"APPLIED|ABSENT|UNKNOWN\",\"epoch\":...}\n"
 	"\n"
-	"  --target URL   sqlite:PATH or file:DIR (default $FENCECERT_TARGET)\n"
+	"  --target URL   sqlite:PATH, file:DIR, etcd://... or postgresql://...\n"
+	"                 (default $FENCECERT_TARGET)\n"
 	"  --table T      data table (default " FENCE_DEFAULT_TABLE ")\n"
 	"  --op ID        operation id to probe\n";
 

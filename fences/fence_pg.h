@@ -1,0 +1,23 @@
+/*
+ * fence_pg.h -- what the PostgreSQL fences offer beyond the fence port:
+ * the transactions pg-2pc may leave prepared, for operator recovery
+ * (harness/recover*.c).  Layout and rules: fence_pg.c, fence_pg_probe.c.
+ */
+#ifndef FENCECERT_FENCE_PG_H
+#define FENCECERT_FENCE_PG_H
+
+#include "fence.h"
+
+/* 1 when f is a PostgreSQL fence (pg-txn or pg-2pc). */
+int fence_pg_is(const fence *f);
+
+/* How many transactions of op are left prepared (0 for pg-txn targets,
+ * which never prepare).  FC_FENCE_UNAVAILABLE, FC_USAGE (not a pg fence). */
+int fence_pg_prepared(fence *f, const char *op, int *n) FC_MUST_CHECK;
+
+/* COMMIT PREPARED (commit = 1) or ROLLBACK PREPARED every transaction of
+ * op left prepared; *n (if n) receives how many were resolved. */
+int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
+	FC_MUST_CHECK;
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * fence_pg_probe.c -- the probe of the PostgreSQL fences, and what is done
+ * with a transaction left prepared (layout and apply: fence_pg.c).
+ *
+ *   probe(op):
+ *     no fence table ----------------------------------------> ABSENT
+ *     one statement (one snapshot): op's fence row and op's fencecert_xact
+ *     rows with pg_xact_status(xid)
+ *     fence row --------------------------------------------> APPLIED
+ *     pg-2pc: op prepared (pg_prepared_xacts) -> COMMIT PREPARED, read again
+ *     a xid 'committed' -> read again (its fence row must now be visible;
+ *                          if it is not twice in a row: UNKNOWN)
+ *     a xid 'in progress' -> wait for it (polling, at most timeout_ms),
+ *                          read again; still running: UNKNOWN
+ *     every xid 'aborted' or NULL ----------------------------> ABSENT
+ *
+ * Invariants:
+ *  1. Never ABSENT while a transaction of op may still commit: every such
+ *     transaction has its xid row committed before its COMMIT was sent
+ *     (fence_pg.c invariant 3), and the fence row and the xid rows are read
+ *     in one statement, so a commit between two reads cannot hide both.
+ *  2. pg_xact_status() NULL means the xid is older than the oldest commit
+ *     log PostgreSQL keeps: that transaction ended long ago, and had it
+ *     committed, its fence row would be in our snapshot.  The fence row
+ *     alone decides (xid8 does not wrap, so NULL is never "too new").  An
+ *     xid from another cluster (a restored dump) makes the statement fail:
+ *     UNKNOWN.
+ *  3. The probe writes nothing, except that pg-2pc finishes a transaction
+ *     of op left prepared (COMMIT PREPARED): the apply is decided and
+ *     durable, and making it visible is what its own attempt would have
+ *     done next.  An operator who wants it rolled back instead uses
+ *     `fencecert recover` before any probe.
+ *  4. probe=fence-row-only (a control, never certified) skips the xid
+ *     check: it answers ABSENT while the transaction is still in progress,
+ *     which is the hole `hold_commit` shows.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fence_pg.h"
+#include "fence_pg_impl.h"
+
+#define PROBE_ROUNDS_COMMITTED 2 /* re-reads after a 'committed' xid */
+#define WAIT_STEP_MIN_MS 5
+#define WAIT_STEP_MAX_MS 200
+
+static struct fence_pg *impl(fence *f)
+{
+	return f->impl;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void fence_pg__gid_prefix(struct journal *j, const char *op, char *out,
+			  size_t len)
+{
+	snprintf(out, len, "fencecert:%s:%s:", fence_pg__session(j)->schema, op);
+}
+
+/* Is gid one of op's: the prefix, then the epoch's digits only. */
+static int gid_is_ops(const char *gid, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(gid, prefix, n) != 0 || !gid[n])
+		return 0;
+	return strspn(gid + n, "0123456789") == strlen(gid + n);
+}
+
+/* List (n_out) or resolve (commit 1 / 0) op's prepared transactions. */
+static int prepared_walk(fence *f, const char *op, int action, int *n)
+{
+	struct journal *j = &impl(f)->main;
+	struct pg *p = fence_pg__session(j);
+	char prefix[256], sql[400];
+	const char *param = prefix;
+	PGresult *res;
+	int rc, done = 0;
+
+	if (n)
+		*n = 0;
+	if ((rc = journal_pg__live(j)))
+		return fence_pg__fail(f, j, rc);
+	fence_pg__gid_prefix(j, op, prefix, sizeof(prefix));
+	rc = journal_pg__exec_n(j, "SELECT gid FROM pg_prepared_xacts WHERE "
+				"database = current_database() AND "
+				"starts_with(gid, $1) ORDER BY gid", 1, &param,
+				PGRES_TUPLES_OK, "list prepared transactions in",
+				&res);
+	if (rc)
+		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	for (int i = 0; i < PQntuples(res) && !rc; i++) {
+		const char *gid = PQgetvalue(res, i, 0);
+		char *lit;
+
+		if (!gid_is_ops(gid, prefix))
+			continue;
+		if (action < 0) {
+			done++;
+			continue;
+		}
+		if (!(lit = PQescapeLiteral(p->conn, gid, strlen(gid)))) {
+			rc = fence__fail(f, FC_NOMEM, "cannot quote gid '%s'", gid);
+			break;
+		}
+		snprintf(sql, sizeof(sql), "%s PREPARED %s",
+			 action ? "COMMIT" : "ROLLBACK", lit);
+		PQfreemem(lit);
+		rc = journal_pg__exec_n(j, sql, 0, NULL, PGRES_COMMAND_OK,
+					action ? "commit a prepared apply in" :
+					"roll back a prepared apply in", NULL);
+		if (rc)
+			rc = fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+		else
+			done++;
+	}
+	PQclear(res);
+	if (n)
+		*n = done;
+	return rc;
+}
+
+int fence_pg__resolve_prepared(fence *f, const char *op, int commit, int *n)
+{
+	return prepared_walk(f, op, commit ? 1 : 0, n);
+}
+
+int fence_pg_is(const fence *f)
+{
+	return f && (f->ops == &fence_pg_txn_ops || f->ops == &fence_pg_2pc_ops ||
+		     f->ops == &fence_pg_short_ops);
+}
+
+int fence_pg_prepared(fence *f, const char *op, int *n)
+{
+	*n = 0;
+	if (!fence_pg_is(f))
+		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
+	return prepared_walk(f, op, -1, n);
+}
+
+int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
+{
+	if (n)
+		*n = 0;
+	if (!fence_pg_is(f))
+		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
+	return prepared_walk(f, op, commit ? 1 : 0, n);
+}
+
+/* What one read of op showed. */
+struct sight {
+	int applied;      /* fence row (filled into the probe) */
+	int in_progress;  /* xids still running */
+	int committed;    /* xids committed (their fence row not yet seen) */
+};
+
+static int fence_table_exists(fence *f, int *exists)
+{
+	struct journal *j = &impl(f)->main;
+	PGresult *res;
+	int rc;
+
+	rc = journal_pg__exec_n(j, "SELECT to_regclass('fencecert_fence') IS "
+				"NOT NULL", 0, NULL, PGRES_TUPLES_OK,
+				"read the schema of", &res);
+	if (rc)
+		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	*exists = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return 0;
+}
+
+static int look(fence *f, const char *op, struct fence_probe *out,
+		struct sight *s)
+{
+	struct journal *j = &impl(f)->main;
+	int row_only = impl(f)->row_only;
+	PGresult *res;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	rc = journal_pg__exec_n(j, row_only ?
+				"SELECT 'f', epoch, intent_digest, rows, NULL "
+				"FROM fencecert_fence WHERE operation_id = $1" :
+				"SELECT 'f', epoch, intent_digest, rows, NULL "
+				"FROM fencecert_fence WHERE operation_id = $1 "
+				"UNION ALL SELECT 'x', epoch, NULL, 0, "
+				"pg_xact_status(xid) FROM fencecert_xact "
+				"WHERE operation_id = $1", 1, &op,
+				PGRES_TUPLES_OK, "probe", &res);
+	if (rc)
+		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *status = PQgetvalue(res, i, 4);
+
+		if (*PQgetvalue(res, i, 0) == 'f') {
+			s->applied = 1;
+			out->answer = FENCE_APPLIED;
+			out->epoch = atoll(PQgetvalue(res, i, 1));
+			snprintf(out->intent_digest, sizeof(out->intent_digest),
+				 "%s", PQgetvalue(res, i, 2));
+			out->rows = atoll(PQgetvalue(res, i, 3));
+		} else if (PQgetisnull(res, i, 4)) {
+			continue; /* invariant 2 */
+		} else if (strcmp(status, "in progress") == 0) {
+			s->in_progress++;
+		} else if (strcmp(status, "committed") == 0) {
+			s->committed++;
+		}
+	}
+	PQclear(res);
+	return 0;
+}
+
+static void wait_a_little(int *step)
+{
+	poll(NULL, 0, *step);
+	*step = *step * 2 > WAIT_STEP_MAX_MS ? WAIT_STEP_MAX_MS : *step * 2;
+}
+
+int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
+{
+	struct fence_pg *s = impl(f);
+	long long deadline;
+	int rc, exists = 0, committed_seen = 0, step = WAIT_STEP_MIN_MS;
+	struct sight seen;
+
+	if ((rc = journal_pg__live(&s->main)))
+		return fence_pg__fail(f, &s->main, rc);
+	if ((rc = fence_table_exists(f, &exists)))
+		return rc;
+	if (!exists) {
+		out->answer = FENCE_ABSENT;
+		return 0;
+	}
+	deadline = mono_ms() + fence_pg__session(&s->main)->timeout_ms;
+	for (;;) {
+		if (s->kind == PG_FENCE_2PC && !s->row_only &&
+		    (rc = fence_pg__resolve_prepared(f, op, 1, NULL)))
+			return rc;
+		if ((rc = look(f, op, out, &seen)))
+			return rc;
+		if (seen.applied)
+			return 0;
+		if (seen.committed && ++committed_seen > PROBE_ROUNDS_COMMITTED)
+			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
+					   "of '%s' committed but its fence row "
+					   "is not there: the target was changed "
+					   "by hand", op);
+		if (!seen.committed && !seen.in_progress) {
+			out->answer = FENCE_ABSENT;
+			return 0;
+		}
+		if (seen.in_progress && mono_ms() >= deadline)
+			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
+					   "of '%s' is still in progress after "
+					   "%d ms: it may still commit", op,
+					   fence_pg__session(&s->main)->timeout_ms);
+		if (seen.in_progress)
+			wait_a_little(&step);
+	}
+}
