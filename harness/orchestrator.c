@@ -271,8 +271,9 @@ static int match_fault(const struct orch *o, int op, int k, const char *fp,
 {
 	for (size_t i = 0; i < o->p->nfaults; i++) {
 		const struct fault *f = &o->p->faults[i];
-		if (fault_is_member_action(f->action))
-			continue;
+		if (fault_is_member_action(f->action) ||
+		    fault_is_proxy_action(f->action))
+			continue; /* applied beside: member_actions_at, orch__proxy_hit */
 		if (!fault_here(f, op, k, fp, nth))
 			continue;
 		return (int)i;
