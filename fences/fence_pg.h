@@ -11,6 +11,14 @@
 /* 1 when f is a PostgreSQL fence (pg-txn or pg-2pc). */
 int fence_pg_is(const fence *f);
 
+/*
+ * Make f's probe leave a prepared transaction of the operation alone and
+ * answer UNKNOWN while one is pending (by default the pg-2pc probe
+ * finishes it, as the route's reconcile wants).  For observers and
+ * `fencecert recover`, where looking must not decide.
+ */
+void fence_pg_keep_prepared(fence *f);
+
 /* How many transactions of op are left prepared (0 for pg-txn targets,
  * which never prepare).  FC_FENCE_UNAVAILABLE, FC_USAGE (not a pg fence). */
 int fence_pg_prepared(fence *f, const char *op, int *n) FC_MUST_CHECK;

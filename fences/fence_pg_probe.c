@@ -28,8 +28,9 @@
  *  3. The probe writes nothing, except that pg-2pc finishes a transaction
  *     of op left prepared (COMMIT PREPARED): the apply is decided and
  *     durable, and making it visible is what its own attempt would have
- *     done next.  An operator who wants it rolled back instead uses
- *     `fencecert recover` before any probe.
+ *     done next.  With fence_pg_keep_prepared() (recover, `fencecert
+ *     target probe`) it leaves it alone and answers UNKNOWN, so an
+ *     operator can still choose to roll it back.
  *  4. probe=fence-row-only (a control, never certified) skips the xid
  *     check: it answers ABSENT while the transaction is still in progress,
  *     which is the hole `hold_commit` shows.
@@ -140,6 +141,12 @@ int fence_pg_is(const fence *f)
 		     f->ops == &fence_pg_short_ops);
 }
 
+void fence_pg_keep_prepared(fence *f)
+{
+	if (fence_pg_is(f))
+		impl(f)->keep_prepared = 1;
+}
+
 int fence_pg_prepared(fence *f, const char *op, int *n)
 {
 	*n = 0;
@@ -222,6 +229,29 @@ static int look(fence *f, const char *op, struct fence_probe *out,
 	return 0;
 }
 
+/* A transaction of op left prepared: finish it (invariant 3), or with
+ * keep_prepared say UNKNOWN at once (its xid would only look "in
+ * progress" until the wait runs out). */
+static int prepared_step(fence *f, const char *op)
+{
+	struct fence_pg *s = impl(f);
+	int n = 0, rc;
+
+	if (s->row_only)
+		return 0;
+	if (!s->keep_prepared)
+		return s->kind == PG_FENCE_2PC ?
+		       fence_pg__resolve_prepared(f, op, 1, NULL) : 0;
+	if ((rc = prepared_walk(f, op, -1, &n)))
+		return rc;
+	if (n)
+		return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction of "
+				   "'%s' is prepared and not resolved: it may "
+				   "still commit ('fencecert recover' "
+				   "commit-prepared or rollback-prepared)", op);
+	return 0;
+}
+
 static void wait_a_little(int *step)
 {
 	poll(NULL, 0, *step);
@@ -245,8 +275,7 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 	}
 	deadline = mono_ms() + fence_pg__session(&s->main)->timeout_ms;
 	for (;;) {
-		if (s->kind == PG_FENCE_2PC && !s->row_only &&
-		    (rc = fence_pg__resolve_prepared(f, op, 1, NULL)))
+		if ((rc = prepared_step(f, op)))
 			return rc;
 		if ((rc = look(f, op, out, &seen)))
 			return rc;
