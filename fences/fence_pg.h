@@ -12,12 +12,13 @@
 int fence_pg_is(const fence *f);
 
 /*
- * Make f's probe leave a prepared transaction of the operation alone and
- * answer UNKNOWN while one is pending (by default the pg-2pc probe
- * finishes it, as the route's reconcile wants).  For observers and
- * `fencecert recover`, where looking must not decide.
+ * Make f's probe decide nothing: it neither finishes a transaction of the
+ * operation left prepared nor ends an apply still in flight, and answers
+ * UNKNOWN while either is pending (by default the probe does both, as the
+ * route's reconcile wants: fence_pg_probe.c).  For `fencecert target
+ * probe` and `fencecert recover`, where looking must not decide.
  */
-void fence_pg_keep_prepared(fence *f);
+void fence_pg_hands_off(fence *f);
 
 /* How many transactions of op are left prepared (0 for pg-txn targets,
  * which never prepare).  FC_FENCE_UNAVAILABLE, FC_USAGE (not a pg fence). */

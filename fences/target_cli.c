@@ -199,7 +199,7 @@ static int run_probe(const struct opts *o)
 		return cli_fail(rc, "%s", err);
 	/* Looking must not decide a pending prepared transaction. */
 	if (fence_pg_is(f))
-		fence_pg_keep_prepared(f);
+		fence_pg_hands_off(f);
 	rc = fence_probe(f, o->op, &p);
 	if (rc)
 		snprintf(err, sizeof(err), "%s", fence_errmsg(f));

@@ -225,7 +225,7 @@ int recover__gather(struct recover_ctx *c)
 		/* Looking must not decide: a prepared transaction stays for
 		 * the operator's commit-prepared or rollback-prepared. */
 		if (fence_pg_is(c->f))
-			fence_pg_keep_prepared(c->f);
+			fence_pg_hands_off(c->f);
 		recover__probe(c);
 	}
 	recover__settle_facts(c);
