@@ -47,6 +47,7 @@ struct fence_pg {
 	struct journal side;   /* records the xid before COMMIT */
 	enum pg_fence_kind kind;
 	int row_only;
+	int hands_off;         /* fence_pg_hands_off() */
 	PGconn *ddl_conn;      /* connection on which the tables were made */
 	char ddl_table[64];    /* ... with this data table ("" none) */
 };

@@ -4,14 +4,15 @@
  *
  *   probe(op):
  *     no fence table ----------------------------------------> ABSENT
+ *     op prepared (pg_prepared_xacts) -> COMMIT PREPARED        (pg-2pc)
  *     one statement (one snapshot): op's fence row and op's fencecert_xact
  *     rows with pg_xact_status(xid)
  *     fence row --------------------------------------------> APPLIED
- *     pg-2pc: op prepared (pg_prepared_xacts) -> COMMIT PREPARED, read again
  *     a xid 'committed' -> read again (its fence row must now be visible;
  *                          if it is not twice in a row: UNKNOWN)
- *     a xid 'in progress' -> wait for it (polling, at most timeout_ms),
- *                          read again; still running: UNKNOWN
+ *     a xid 'in progress' -> end its session (pg_terminate_backend), wait
+ *                          for the final status (polling, at most
+ *                          timeout_ms), read again; still running: UNKNOWN
  *     every xid 'aborted' or NULL ----------------------------> ABSENT
  *
  * Invariants:
@@ -25,12 +26,22 @@
  *     alone decides (xid8 does not wrap, so NULL is never "too new").  An
  *     xid from another cluster (a restored dump) makes the statement fail:
  *     UNKNOWN.
- *  3. The probe writes nothing, except that pg-2pc finishes a transaction
- *     of op left prepared (COMMIT PREPARED): the apply is decided and
- *     durable, and making it visible is what its own attempt would have
- *     done next.  An operator who wants it rolled back instead uses
- *     `fencecert recover` before any probe.
- *  4. probe=fence-row-only (a control, never certified) skips the xid
+ *  3. The probe decides what is pending, so that a retry is not stuck
+ *     behind an attempt that will never finish: a transaction of op left
+ *     prepared is committed (it passed every check while its epoch was
+ *     current and is durable; becoming visible is all its own attempt had
+ *     left to do), and the session of an apply of op still in flight (its
+ *     COMMIT held back by a network fault, its worker paused or gone) is
+ *     ended.  PostgreSQL then settles that transaction for good: a COMMIT
+ *     it is already processing completes, anything else is rolled back.
+ *     Either way the status becomes final and the answer decisive.  Only
+ *     the lease holder probes in the route, and it has decided the older
+ *     attempt's fate.  Ending a session needs the same role as the route
+ *     (or pg_signal_backend).
+ *  4. fence_pg_hands_off() (recover, `fencecert target probe`) makes the
+ *     probe decide nothing: it answers UNKNOWN while a transaction is
+ *     prepared or in flight, so an operator can still choose.
+ *  5. probe=fence-row-only (a control, never certified) skips the xid
  *     check: it answers ABSENT while the transaction is still in progress,
  *     which is the hole `hold_commit` shows.
  */
@@ -140,6 +151,12 @@ int fence_pg_is(const fence *f)
 		     f->ops == &fence_pg_short_ops);
 }
 
+void fence_pg_hands_off(fence *f)
+{
+	if (fence_pg_is(f))
+		impl(f)->hands_off = 1;
+}
+
 int fence_pg_prepared(fence *f, const char *op, int *n)
 {
 	*n = 0;
@@ -222,6 +239,52 @@ static int look(fence *f, const char *op, struct fence_probe *out,
 	return 0;
 }
 
+/* A transaction of op left prepared: finish it (invariant 3), or with
+ * hands_off say UNKNOWN at once (its xid would only look "in progress"
+ * until the wait runs out). */
+static int prepared_step(fence *f, const char *op)
+{
+	struct fence_pg *s = impl(f);
+	int n = 0, rc;
+
+	if (s->row_only)
+		return 0;
+	if (!s->hands_off)
+		return s->kind == PG_FENCE_2PC ?
+		       fence_pg__resolve_prepared(f, op, 1, NULL) : 0;
+	if ((rc = prepared_walk(f, op, -1, &n)))
+		return rc;
+	if (n)
+		return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction of "
+				   "'%s' is prepared and not resolved: it may "
+				   "still commit ('fencecert recover' "
+				   "commit-prepared or rollback-prepared)", op);
+	return 0;
+}
+
+/* Invariant 3: end the sessions whose transactions of op are in flight.
+ * A prepared transaction holds its xid lock without a session (pid NULL)
+ * and is left to prepared_step(). */
+static int end_in_flight(fence *f, const char *op)
+{
+	struct journal *j = &impl(f)->main;
+	PGresult *res;
+	int rc;
+
+	rc = journal_pg__exec_n(j, "SELECT pg_terminate_backend(l.pid) FROM "
+				"fencecert_xact x JOIN pg_locks l ON l.locktype = "
+				"'transactionid' AND l.transactionid = xid(x.xid) "
+				"AND l.mode = 'ExclusiveLock' AND l.granted WHERE "
+				"x.operation_id = $1 AND l.pid IS NOT NULL AND "
+				"l.pid <> pg_backend_pid() AND "
+				"pg_xact_status(x.xid) = 'in progress'", 1, &op,
+				PGRES_TUPLES_OK, "end an apply in flight in", &res);
+	if (rc)
+		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	PQclear(res);
+	return 0;
+}
+
 static void wait_a_little(int *step)
 {
 	poll(NULL, 0, *step);
@@ -244,9 +307,8 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 		return 0;
 	}
 	deadline = mono_ms() + fence_pg__session(&s->main)->timeout_ms;
-	for (;;) {
-		if (s->kind == PG_FENCE_2PC && !s->row_only &&
-		    (rc = fence_pg__resolve_prepared(f, op, 1, NULL)))
+	for (int round = 0;; round++) {
+		if ((rc = prepared_step(f, op)))
 			return rc;
 		if ((rc = look(f, op, out, &seen)))
 			return rc;
@@ -261,11 +323,14 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 			out->answer = FENCE_ABSENT;
 			return 0;
 		}
-		if (seen.in_progress && mono_ms() >= deadline)
+		if (seen.in_progress && (s->hands_off || mono_ms() >= deadline))
 			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
-					   "of '%s' is still in progress after "
-					   "%d ms: it may still commit", op,
-					   fence_pg__session(&s->main)->timeout_ms);
+					   "of '%s' is still in progress%s: it "
+					   "may still commit", op, s->hands_off ?
+					   "" : " after its session was ended");
+		if (seen.in_progress && round == 0 &&
+		    (rc = end_in_flight(f, op)))
+			return rc;
 		if (seen.in_progress)
 			wait_a_little(&step);
 	}

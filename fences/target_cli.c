@@ -23,6 +23,7 @@
 #include "../harness/cli.h"
 #include "../journal/error.h"
 #include "fence.h"
+#include "fence_pg.h"
 #include "target.h"
 
 struct opts {
@@ -196,6 +197,9 @@ static int run_probe(const struct opts *o)
 	rc = fence_open(o->target, &f, err, sizeof(err));
 	if (rc)
 		return cli_fail(rc, "%s", err);
+	/* Looking must not decide a pending prepared transaction. */
+	if (fence_pg_is(f))
+		fence_pg_hands_off(f);
 	rc = fence_probe(f, o->op, &p);
 	if (rc)
 		snprintf(err, sizeof(err), "%s", fence_errmsg(f));

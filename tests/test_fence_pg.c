@@ -1,11 +1,16 @@
 /*
  * test_fence_pg.c -- the PostgreSQL fences: the conformance suite on
  * pg-txn and on pg-2pc, then what only PostgreSQL can show: a transaction
- * still in progress is never ABSENT (held open from a second connection),
+ * still in progress is never ABSENT while it may commit (held open from a
+ * second connection),
  * an aborted one is ABSENT, a committed one APPLIED; a transaction left
  * prepared is finished by the probe and by prepare(), or rolled back by the
  * operator call; the fence-row-only control answers ABSENT while the
  * transaction is still in progress (the hole hold_commit exploits).
+ *
+ * The route's probe ends the session of an apply still in flight and then
+ * answers from the final status; with fence_pg_hands_off() it answers
+ * UNKNOWN instead and touches nothing.
  *
  * The server is $FENCECERT_PG_URL when set, else one started here with
  * ci/pg-up in a temp dir (and stopped at the end).  Every target lives in
@@ -176,15 +181,17 @@ static void init_tables(struct target *t)
 	apply_ok(t->f, other, 1, 1);
 }
 
-static void test_in_progress_is_never_absent(void **state)
+/* Looking only (recover, `fencecert target probe`): UNKNOWN while the
+ * transaction may still commit, and the transaction is left alone. */
+static void test_in_progress_is_unknown_hands_off(void **state)
 {
 	struct target t;
 	char op[80];
 
 	(void)state;
 	conformance_id("op held", op);
-	/* A short wait: the probe gives up with UNKNOWN, never ABSENT. */
-	target_open(&t, "pg-txn", "timeout_ms=300");
+	target_open(&t, "pg-txn", NULL);
+	fence_pg_hands_off(t.f);
 	init_tables(&t);
 	hold_apply(&t, op, 0);
 	assert_int_equal(probe(t.f, op), FENCE_UNKNOWN);
@@ -197,6 +204,32 @@ static void test_in_progress_is_never_absent(void **state)
 	target_close(&t);
 }
 
+/* The route's probe ends the session of an apply in flight, and answers
+ * ABSENT only once that transaction can no longer commit. */
+static void test_in_progress_is_ended_then_absent(void **state)
+{
+	struct target t;
+	PGresult *r;
+	char op[80];
+
+	(void)state;
+	conformance_id("op held 2", op);
+	target_open(&t, "pg-txn", NULL);
+	init_tables(&t);
+	hold_apply(&t, op, 0);
+	assert_int_equal(probe(t.f, op), FENCE_ABSENT);
+	/* The held COMMIT, released now, cannot land any more. */
+	r = PQexec(t.a, "COMMIT");
+	assert_int_not_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+	assert_int_equal(conformance_rows(t.url, NULL, op), 0);
+	assert_int_equal(probe(t.f, op), FENCE_ABSENT);
+	/* The retry applies it, once. */
+	apply_ok(t.f, op, 2, 2);
+	assert_int_equal(conformance_rows(t.url, NULL, op), 2);
+	target_close(&t);
+}
+
 static void test_aborted_is_absent(void **state)
 {
 	struct target t;
@@ -204,7 +237,7 @@ static void test_aborted_is_absent(void **state)
 
 	(void)state;
 	conformance_id("op aborted", op);
-	target_open(&t, "pg-txn", "timeout_ms=300");
+	target_open(&t, "pg-txn", NULL);
 	init_tables(&t);
 	hold_apply(&t, op, 0);
 	sql_ok(t.a, "ROLLBACK");
@@ -327,7 +360,8 @@ static void test_fence_names_and_bad_urls(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_in_progress_is_never_absent),
+		cmocka_unit_test(test_in_progress_is_unknown_hands_off),
+		cmocka_unit_test(test_in_progress_is_ended_then_absent),
 		cmocka_unit_test(test_aborted_is_absent),
 		cmocka_unit_test(test_row_only_control_says_absent_in_progress),
 		cmocka_unit_test(test_prepared_left_behind_is_finished_by_probe),

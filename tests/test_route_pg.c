@@ -6,6 +6,10 @@
  * attempt (after_target_commit: the commit landed, nobody was told) is
  * followed by retries that complete without a duplicate; the fence-row-only control
  * runs a clean workload to COMPLETE too (its hole needs hold_commit).
+ * Recovery: an operation stopped in COMMITTING with its transaction left
+ * prepared at the target is offered commit-prepared and rollback-prepared
+ * by `fencecert recover plan`, and `apply` carries out either; the route's
+ * next attempt then completes (rows once, or rows applied anew).
  *
  * Server: tests/pg_server.h.  Needs FENCECERT (the fencecert binary), as
  * every route test does.
@@ -16,8 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <libpq-fe.h>
 
 #include "pg_server.h"
 #include "tests/route_supervisor.h"
@@ -125,6 +132,154 @@ static void test_2pc_kills(void **s)
 		kill_and_retry("pg-2pc", first_attempt[i]);
 }
 
+/* ---- recovery of a transaction left prepared ------------------------- */
+
+/* Run a shell command; its stdout into out (may be NULL); exit status. */
+static int run(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int run(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[4096];
+	size_t used = 0, n;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	if (out) {
+		while (used + 1 < len && (n = fread(out + used, 1, len - used - 1,
+						    f)) > 0)
+			used += n;
+		out[used] = '\0';
+	}
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The verdict of `action` in a `recover plan --json` document. */
+static void expect_verdict(const char *plan, const char *action,
+			   const char *verdict)
+{
+	json_t *doc = json_loads(plan, 0, NULL), *acts;
+	size_t i;
+	json_t *a;
+
+	if (!doc)
+		fail_msg("plan is not JSON: %s", plan);
+	acts = json_object_get(doc, "actions");
+	json_array_foreach(acts, i, a) {
+		if (strcmp(json_string_value(json_object_get(a, "action")),
+			   action) == 0) {
+			const char *v = json_string_value(json_object_get(a,
+								"verdict"));
+
+			if (strcmp(v, verdict) != 0)
+				fail_msg("%s is %s, want %s: %s", action, v,
+					 verdict, plan);
+			json_decref(doc);
+			return;
+		}
+	}
+	fail_msg("no action %s in %s", action, plan);
+}
+
+/*
+ * Try 1 dies right after COMMITTING (its lease ends at once); then a
+ * transaction of the operation at the lease epoch is left PREPARED at the
+ * target, as a pg-2pc apply killed between PREPARE TRANSACTION and COMMIT
+ * PREPARED leaves it (one row, "held").
+ */
+static void stop_with_prepared(struct rs_op *op, char *schema, char *opid)
+{
+	const char *env[] = { "FENCECERT_LEASE_TTL_MS=1", NULL };
+	struct rs_route r = { .env = env };
+	char intent[80], sql[1024];
+	struct rs_attempt a;
+	PGconn *c;
+	PGresult *res;
+
+	CHECK(rs_op_init(op, "sqlite", ROWS));
+	pg_server_target("rt", "fence=pg-2pc", op->target, sizeof(op->target),
+			 schema);
+	CHECK(rs_start1(op, &r, 1, RS_KILL, "after_committing", &a));
+	assert_int_equal(a.status, KILLED);
+	CHECK(rs_ids(op, opid, intent));
+	c = PQconnectdb(pg_server_url());
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	snprintf(sql, sizeof(sql), "SET search_path = \"%s\"; CREATE TABLE "
+		 "events(row_key text, payload text, operation_id text); BEGIN; "
+		 "UPDATE fencecert_epoch SET epoch = 1 WHERE operation_id = '%s'; "
+		 "INSERT INTO events VALUES('held', 'p', '%s'); "
+		 "INSERT INTO fencecert_fence VALUES('%s', 1, '%s', 1, 0); "
+		 "PREPARE TRANSACTION 'fencecert:%s:%s:1'", schema, opid, opid,
+		 opid, intent, schema, opid);
+	res = PQexec(c, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	PQclear(res);
+	PQfinish(c);
+}
+
+static void recover_prepared(const char *action, const char *next_state)
+{
+	const char *fc = getenv("FENCECERT");
+	char schema[64], opid[80], out[16384];
+	struct rs_attempt a;
+	struct rs_op op;
+
+	stop_with_prepared(&op, schema, opid);
+	/* Looking decides nothing: the probe leaves it prepared. */
+	assert_int_equal(run(out, sizeof(out), "'%s' recover plan --journal '%s' "
+			     "--target '%s' --op '%s' --json", fc, op.journal,
+			     op.target, opid), 0);
+	expect_verdict(out, "commit-prepared", "safe");
+	expect_verdict(out, "rollback-prepared", "safe");
+	expect_verdict(out, "mark-committed", "refused");
+	expect_verdict(out, "mark-failed-pre-commit", "refused");
+	assert_int_equal(rs_total_rows(&op), 0);
+	/* COMMITTING is version 3 (PREPARING 1, PREPARED 2). */
+	assert_int_equal(rs_journal_state(&op), FC_COMMITTING);
+	assert_int_equal(run(out, sizeof(out), "'%s' recover apply --journal '%s' "
+			     "--target '%s' --op '%s' --action %s "
+			     "--expect-version 3 --actor test --reason t --json",
+			     fc, op.journal, op.target, opid, action), 0);
+	assert_non_null(strstr(out, next_state));
+	if (strcmp(action, "commit-prepared") == 0) {
+		assert_int_equal(rs_journal_state(&op), FC_TARGET_COMMITTED);
+		assert_int_equal(rs_total_rows(&op), 1);
+		CHECK(rs_start1(&op, NULL, 2, RS_NONE, NULL, &a));
+		assert_int_equal(a.status, 0);
+		/* The evidence is finished; nothing is written again. */
+		assert_int_equal(rs_total_rows(&op), 1);
+		assert_int_equal(rs_first_target_call(&a), -1);
+	} else {
+		assert_int_equal(rs_journal_state(&op), FC_FAILED_PRE_COMMIT);
+		assert_int_equal(rs_total_rows(&op), 0);
+		CHECK(rs_start1(&op, NULL, 2, RS_NONE, NULL, &a));
+		expect_complete_once(&op, &a, "after rollback-prepared");
+	}
+	assert_int_equal(rs_journal_state(&op), FC_COMPLETE);
+	CHECK(rs_check_history(&op));
+	rs_op_cleanup(&op);
+}
+
+static void test_recover_commit_prepared(void **s)
+{
+	(void)s;
+	recover_prepared("commit-prepared", "TARGET_COMMITTED");
+}
+
+static void test_recover_rollback_prepared(void **s)
+{
+	(void)s;
+	recover_prepared("rollback-prepared", "FAILED_PRE_COMMIT");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +288,8 @@ int main(void)
 		cmocka_unit_test(test_row_only_clean),
 		cmocka_unit_test(test_txn_kills),
 		cmocka_unit_test(test_2pc_kills),
+		cmocka_unit_test(test_recover_commit_prepared),
+		cmocka_unit_test(test_recover_rollback_prepared),
 	};
 	int failed;
 
