@@ -619,8 +619,8 @@ static void settle_fired(struct orch *o)
 {
 	for (size_t i = 0; i < o->p->nfaults; i++) {
 		const struct fault *f = &o->p->faults[i];
-		if ((f->action == FAULT_PAUSE || f->action == FAULT_HOLD_COMMIT) &&
-		    f->resume != RESUME_NEVER && !o->resume_done[i])
+		if (f->action == FAULT_PAUSE && f->resume != RESUME_NEVER &&
+		    !o->resume_done[i])
 			o->rec->fired[i] = false;
 	}
 }

@@ -12,7 +12,11 @@
  *      swallowed COMMIT, a refused connection, a delayed message.  The
  *      proxy's own words go into the record's applied faults.
  *   3. A held COMMIT makes its try a zombie like a pause does, and is
- *      released (not SIGCONTed) when the zombie is resumed.
+ *      released (not SIGCONTed) when the zombie is resumed.  The hold has
+ *      fired once the COMMIT was held: the next try then runs while it is
+ *      in flight, which is the point.  A server (or a probe) may still end
+ *      the held session before the release; the zombie then ends on its
+ *      own and there is nothing left to release.
  */
 #include <stdio.h>
 #include <stdlib.h>
