@@ -291,11 +291,15 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	o->rec->attempts[zi].resumed = true;
 	orch__note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
 		     z->op, z->try_number, why);
-	sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 	if (o->p->faults[z->pause_fault].action == FAULT_HOLD_COMMIT) {
-		orch__proxy_release(o, z->pause_fault); /* it was never stopped */
+		/* the COMMIT goes on, also when its try has ended meanwhile:
+		 * the late COMMIT of a worker that gave up waiting */
+		orch__proxy_release(o, z->pause_fault);
+		if (!z->ended) /* it was never stopped */
+			sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 		return;
 	}
+	sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 	if (sv_proc_answer(z->proc, 'c')) {
 		/* it died while stopped; its exit event follows */
 	}
@@ -546,10 +550,12 @@ static void resume_after(struct orch *o, int op, int k, bool task_over)
 	for (size_t zi = 0; zi < o->nruns && !o->rc; zi++) {
 		struct run *z = &o->runs[zi];
 		const struct fault *f;
-		if (!z->given_up || z->resumed || z->ended || z->op != op ||
+		if (!z->given_up || z->resumed || z->op != op ||
 		    z->try_number >= k || z->pause_fault < 0)
 			continue;
 		f = &o->p->faults[z->pause_fault];
+		if (z->ended && f->action != FAULT_HOLD_COMMIT)
+			continue; /* a held COMMIT outlives its try */
 		if (f->resume == RESUME_NEVER)
 			continue;
 		if (f->resume == RESUME_AT_NEXT_FAILPOINT && !task_over &&
@@ -694,6 +700,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		if (collect_evidence(o.rec, p->dir, o.tries))
 			o.rc = FC_NOMEM;
 	}
+	orch__proxies_free(&o); /* no held transaction keeps its locks */
 	if (entered)
 		leave_services(&o);
 	entered = false;
