@@ -132,6 +132,34 @@ static int refuse_key(struct yctx *c, yaml_node_t *n, const char *key,
 			       fault_action_name(f->action), hint);
 }
 
+/* `attempt` (required): one of the orchestrator's tries (invariant 2). */
+static int get_attempt(struct yctx *c, yaml_node_t *n, const char *what,
+		       struct fault *f, const struct fault_bounds *b)
+{
+	yaml_node_t *v;
+
+	if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
+	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->attempt > b->tries)
+		return scenario__error(c, v,
+				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+				       f->attempt, b->tries - 1, b->tries);
+	return 0;
+}
+
+/* `hit`, 1 when not given. */
+static int get_hit(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	yaml_node_t *v;
+
+	f->hit = 1;
+	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+		return FC_USAGE;
+	return 0;
+}
+
 static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 				 struct fault *f, const struct fault_bounds *b)
 {
@@ -145,16 +173,7 @@ static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 	     refuse_key(c, n, "resume", f, " (only pause resumes)") < 0) ||
 	    scenario__map_need(c, n, "failpoint", what, &v) < 0 ||
 	    get_failpoint(c, v, "failpoint", f->failpoint) < 0 ||
-	    scenario__map_need(c, n, "attempt", what, &v) < 0 ||
-	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
-		return FC_USAGE;
-	if (f->attempt > b->tries)
-		return scenario__error(c, v,
-				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->attempt, b->tries - 1, b->tries);
-	f->hit = 1;
-	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
-	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+	    get_attempt(c, n, what, f, b) < 0 || get_hit(c, n, f) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "resume", NULL)) &&
 	    parse_resume(c, v, f) < 0)
@@ -244,19 +263,9 @@ static int parse_proxy_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		if (parse_failpoint_fault(c, n, f, b) < 0)
 			return FC_USAGE;
 	} else {
-		if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
-		    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		if (get_attempt(c, n, what, f, b) < 0 ||
+		    (counts && get_hit(c, n, f) < 0))
 			return FC_USAGE;
-		if (f->attempt > b->tries)
-			return scenario__error(c, v,
-					       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-					       f->attempt, b->tries - 1, b->tries);
-		if (counts) {
-			f->hit = 1;
-			if ((v = scenario__map_get(c, n, "hit", NULL)) &&
-			    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
-				return FC_USAGE;
-		}
 	}
 	if (f->action == FAULT_DELAY &&
 	    (scenario__map_need(c, n, "delay_ms", what, &v) < 0 ||
