@@ -200,6 +200,24 @@ done:
 	return idx;
 }
 
+static void apply_member(struct orch *o, int fi, int attempt, int op);
+
+/* start_member faults due after this (counted) try: applied as soon as it
+ * ends, before the target is observed, since an observer may need the
+ * quorum they bring back.  Starting a server changes no row, so the
+ * observation still credits only the try (invariant 2). */
+static void starts_after(struct orch *o, int idx)
+{
+	const struct run *r = &o->runs[idx];
+
+	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
+		const struct fault *f = &o->p->faults[i];
+		if (f->action == FAULT_START_MEMBER && !fault_at_failpoint(f) &&
+		    f->after_attempt == r->try_number && fault_for_op(f, r->op))
+			apply_member(o, (int)i, -1, r->op);
+	}
+}
+
 static void on_exit_event(struct orch *o, int idx)
 {
 	struct rec_attempt *a = &o->rec->attempts[idx];
@@ -220,6 +238,8 @@ static void on_exit_event(struct orch *o, int idx)
 	r->proc = NULL;
 	r->ended = true;
 	r->paused = false;
+	if (!r->given_up)
+		starts_after(o, idx);
 	observe(o, idx);
 }
 
@@ -489,8 +509,10 @@ static int run_try(struct orch *o, int op, int k)
 	return idx;
 }
 
-/* lose_xcom / lose_pod / change_source once try k of op ended. */
-static void between_tries(struct orch *o, int op, int k)
+/* lose_xcom / lose_pod / change_source / member actions once try k of op
+ * ended (or was given up as a zombie: `zombie`).  The start_member faults
+ * of a try that ended were applied at its end already (starts_after). */
+static void between_tries(struct orch *o, int op, int k, bool zombie)
 {
 	for (size_t i = 0; i < o->p->nfaults && !o->rc; i++) {
 		const struct fault *f = &o->p->faults[i];
@@ -501,8 +523,11 @@ static void between_tries(struct orch *o, int op, int k)
 		    !fault_for_op(f, op))
 			continue;
 		switch (f->action) {
-		case FAULT_STOP_MEMBER:
 		case FAULT_START_MEMBER:
+			if (zombie)
+				apply_member(o, (int)i, -1, op);
+			continue;
+		case FAULT_STOP_MEMBER:
 			apply_member(o, (int)i, -1, op);
 			continue;
 		case FAULT_LOSE_XCOM:
@@ -588,7 +613,7 @@ static void run_task(struct orch *o, int op)
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
-		between_tries(o, op, k);
+		between_tries(o, op, k, o->rec->attempts[idx].zombie);
 		resume_after(o, op, k, false);
 		a = &o->rec->attempts[idx];
 		if (a->zombie || a->signal)
@@ -659,12 +684,16 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	const struct suite *s = p->suite;
 	struct orch o = { .p = p };
 	bool entered = false;
-	int rc;
+	int rc, enter_rc;
 
 	*out = NULL;
 	o.rec = record_new();
 	if (!o.rec)
 		return FC_NOMEM;
+	/* before the clock starts: waiting for a member-changing schedule
+	 * elsewhere is not part of this one */
+	enter_rc = services_enter(p->services, changes_members(p), err, errlen);
+	entered = enter_rc == 0;
 	o.t0 = supervisor_now_ms();
 	o.rec->wall_start_ms = journal_now_ms();
 	put(o.rec->route, sizeof(o.rec->route), "%s", p->route->name);
@@ -677,10 +706,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	rc = orch__record_faults(&o);
 	if (rc)
 		goto fatal;
-	rc = services_enter(p->services, changes_members(p), err, errlen);
-	entered = rc == 0;
-	if (!rc)
-		rc = orch__setup(&o, err, errlen);
+	rc = entered ? orch__setup(&o, err, errlen) : enter_rc;
 	if (rc == FC_NOMEM)
 		goto fatal;
 	if (rc) {

@@ -218,11 +218,13 @@ static int parse_member(struct yctx *c, yaml_node_t *n, struct fault *f)
 	    scenario__get_str(c, v, "member", &name) < 0)
 		return FC_USAGE;
 	sv = suite_service(c->suite, f->service);
-	if (!sv || sv->kind != SERVICE_ETCD)
-		return scenario__error(c, svnode ? svnode : n,
-				       f->service[0] ? "service '%s' is not an etcd service of the suite"
-				       : "%sa member action needs one etcd service in 'services' (or 'service: NAME')",
+	if (svnode && (!sv || sv->kind != SERVICE_ETCD))
+		return scenario__error(c, svnode,
+				       "service '%s' is not an etcd service of the suite",
 				       f->service);
+	if (!sv)
+		return scenario__error(c, n,
+				       "a member action needs one etcd service in 'services' (or 'service: NAME')");
 	if (name[0] == 'm' && name[1] >= '1' && name[1] <= '9' && !name[2])
 		idx = name[1] - '0';
 	if (idx < 1 || idx > sv->members)

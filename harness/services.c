@@ -3,19 +3,21 @@
  * (services.h).
  *
  * Invariants:
- *  1. Every script runs in the keeper's process group, so every server a
- *     script launches is in it too (etcd stays in its caller's group).
+ *  1. Every script runs in the keeper, in its process group, so every
+ *     server a script launches is in that group too (etcd stays in its
+ *     caller's group) and, once the script exits, a child of the keeper
+ *     (a subreaper), never of a worker.
  *  2. The keeper is the one place that tears down: services_free() only
- *     closes the pipe and waits for it; a harness killed by any signal
- *     closes the pipe as well, by dying.
+ *     closes its socket and waits for it; a harness killed by any signal
+ *     (and its workers, which die with it) closes the socket as well.
  *  3. A failing call leaves no half-started service behind: services_start()
  *     tears down what it started before it returns an error.
  *  4. Member actions run under the exclusive schedule lock and are undone
  *     by services_leave() before the lock is released.
  *
- *   services_start --fork--> keeper: setpgid, wait for EOF on the pipe
- *        |                      |
- *        | ci/etcd-up, ci/pg-up | EOF (services_free, or the harness died)
+ *   services_start --fork--> keeper: setpgid, subreaper; serve requests
+ *        |                      |   ("run ci/etcd-up DIR --members 3")
+ *        | requests, replies    | EOF (services_free, or the harness died)
  *        v                      v
  *   schedules: enter, member, ci/etcd-down, ci/pg-down, SIGKILL the group,
  *   clean, leave                remove the services dir
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,7 +99,8 @@ static bool has_scripts(const char *dir)
 	return access(p, X_OK) == 0;
 }
 
-/* $FENCECERT_CI_DIR, else ci/ beside or above this executable, else ./ci. */
+/* $FENCECERT_CI_DIR, else ci/ beside or above this executable (a build
+ * dir), else ../share/fencecert/ci (make install), else ./ci. */
 static int find_ci(char *out, size_t len, char *err, size_t errlen)
 {
 	const char *env = getenv("FENCECERT_CI_DIR");
@@ -121,6 +125,9 @@ static int find_ci(char *out, size_t len, char *err, size_t errlen)
 		put(out, len, "%s/../ci", exe);
 		if (has_scripts(out))
 			return 0;
+		put(out, len, "%s/../share/fencecert/ci", exe); /* make install */
+		if (has_scripts(out))
+			return 0;
 	}
 	put(out, len, "ci");
 	if (has_scripts(out))
@@ -129,21 +136,32 @@ static int find_ci(char *out, size_t len, char *err, size_t errlen)
 		    "the fencecert executable or in ./ci; set FENCECERT_CI_DIR");
 }
 
-/*
- * Run CI/script with args in the keeper's group (invariant 1); stdout
- * into out (NUL-terminated, trailing newline removed), stderr appended to
- * `log`.  Returns its exit status, or -1 when it could not run or died.
- */
-static int run_script(const services *sv, const char *log, char *out,
-		      size_t outlen, const char *script, const char *a1,
-		      const char *a2, const char *a3)
+/* What a requester asks the keeper to run: CI/script a1 a2 a3 ("" = no
+ * argument), stderr appended to log. */
+struct request {
+	unsigned long long id;
+	char script[32];
+	char args[3][PATH_MAX];
+	char log[PATH_MAX + 32];
+};
+
+struct reply {
+	unsigned long long id;
+	int status;              /* exit status, -1: could not run or died */
+	char out[SCRIPT_OUTPUT_MAX]; /* stdout, trailing newlines removed */
+};
+
+/* In the keeper: run one request and wait for the script. */
+static int run_script(const services *sv, const struct request *rq,
+		      char *out, size_t outlen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 	int p[2], status;
 	size_t got = 0;
 	pid_t pid;
 
-	put(path, sizeof(path), "%s/%s", sv->ci, script);
+	put(path, sizeof(path), "%s/%s", sv->ci, rq->script);
+	out[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	pid = fork();
@@ -153,16 +171,16 @@ static int run_script(const services *sv, const char *log, char *out,
 		return -1;
 	}
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		const char *argv[5] = { path, NULL, NULL, NULL, NULL };
+		int fd = open(rq->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644);
+		size_t k = 1;
 
-		if (sv->keeper)
-			setpgid(0, sv->keeper);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGTSTP, SIG_DFL);
+		for (int i = 0; i < 3; i++)
+			if (rq->args[i][0])
+				argv[k++] = rq->args[i];
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
 		dup2(p[1], 1);
 		if (fd >= 0)
 			dup2(fd, 2);
@@ -170,7 +188,7 @@ static int run_script(const services *sv, const char *log, char *out,
 		if (fd >= 0)
 			dup2(fd, 0);
 		watchdog__close_from(3);
-		execl(path, path, a1, a2, a3, (char *)NULL);
+		execv(path, (char *const *)argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -182,43 +200,112 @@ static int run_script(const services *sv, const char *log, char *out,
 			continue;
 		if (r <= 0)
 			break;
-		for (ssize_t i = 0; i < r && out && got + 1 < outlen; i++)
+		for (ssize_t i = 0; i < r && got + 1 < outlen; i++)
 			out[got++] = buf[i];
 	}
 	close(p[0]);
-	if (out && outlen) {
-		while (got > 0 && (out[got - 1] == '\n' || out[got - 1] == '\r'))
-			got--;
-		out[got] = '\0';
-	}
+	while (got > 0 && (out[got - 1] == '\n' || out[got - 1] == '\r'))
+		got--;
+	out[got] = '\0';
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static void fill_request(struct request *rq, const char *log,
+			 const char *script, const char *a1, const char *a2,
+			 const char *a3)
+{
+	const char *a[3] = { a1, a2, a3 };
+
+	memset(rq, 0, sizeof(*rq));
+	put(rq->script, sizeof(rq->script), "%s", script);
+	put(rq->log, sizeof(rq->log), "%s", log);
+	for (int i = 0; i < 3; i++)
+		put(rq->args[i], sizeof(rq->args[i]), "%s", a[i] ? a[i] : "");
+}
+
+/*
+ * Ask the keeper to run a script (any process holding sv: the coordinator
+ * or a worker; one at a time, under the exclusive lock or before the
+ * workers exist).  Replies carry the request's id, so a reply meant for a
+ * requester that died is skipped, never taken for ours.
+ */
+static int call(services *sv, const char *log, char *out, size_t outlen,
+		const char *script, const char *a1, const char *a2,
+		const char *a3)
+{
+	static unsigned counter;
+	struct request *rq = malloc(sizeof(*rq));
+	struct reply *rp = malloc(sizeof(*rp));
+	int rc = -1;
+
+	if (!rq || !rp || sv->keeper_fd < 0)
+		goto done;
+	fill_request(rq, log, script, a1, a2, a3);
+	rq->id = ((unsigned long long)getpid() << 32) | ++counter;
+	while (send(sv->keeper_fd, rq, sizeof(*rq), MSG_NOSIGNAL) < 0)
+		if (errno != EINTR)
+			goto done;
+	for (;;) {
+		ssize_t n = recv(sv->keeper_fd, rp, sizeof(*rp), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(*rp))
+			goto done; /* the keeper is gone */
+		if (rp->id == rq->id)
+			break;
+	}
+	rc = rp->status;
+	if (out && outlen)
+		put(out, outlen, "%s", rp->out);
+done:
+	free(rq);
+	free(rp);
+	return rc;
+}
+
 /* --- the keeper --------------------------------------------------------- */
+
+static void reap_orphans(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
 
 static void tear_down(const services *sv)
 {
+	struct request rq;
+	char out[64];
+
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct service *s = &sv->v[i];
-		char log[PATH_MAX + 16];
+		char log[PATH_MAX + 32];
 
 		if (!s->dir[0])
 			continue;
 		put(log, sizeof(log), "%s.scripts.log", s->dir);
-		if (run_script(sv, log, NULL, 0, s->spec->kind == SERVICE_ETCD ?
-			       "etcd-down" : "pg-down", s->dir, NULL, NULL)) {
+		fill_request(&rq, log, s->spec->kind == SERVICE_ETCD ?
+			     "etcd-down" : "pg-down", s->dir, NULL, NULL);
+		if (run_script(sv, &rq, out, sizeof(out))) {
 			/* the group kill below takes what is left */
 		}
+		reap_orphans();
 	}
 }
 
-/* Runs in the keeper: wait for EOF, tear down, take the group with us. */
-static void __attribute__((noreturn)) keeper_main(services *sv, int rfd)
+/*
+ * Runs in the keeper, the parent of every server: a subreaper, so a
+ * server whose script exited becomes our child, not init's or a worker's
+ * (a worker's supervisor is a subreaper too, and would keep it a zombie).
+ * Serve requests until EOF, then tear down and take the group with us.
+ */
+static void __attribute__((noreturn)) keeper_main(services *sv, int fd)
 {
-	char c;
+	struct request *rq = malloc(sizeof(*rq));
+	struct reply *rp = malloc(sizeof(*rp));
 
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
@@ -228,18 +315,36 @@ static void __attribute__((noreturn)) keeper_main(services *sv, int rfd)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	prctl(PR_SET_NAME, "fencecert-svc", 0, 0, 0);
-	dup2(rfd, 3);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	dup2(fd, 3);
 	watchdog__close_from(4);
-	for (;;) { /* nobody writes: only EOF (or an error) ends this */
-		ssize_t r = read(3, &c, 1);
-		if (r == 0 || (r < 0 && errno != EINTR))
-			break;
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+	}
+	while (rq && rp) {
+		ssize_t n = recv(3, rq, sizeof(*rq), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(*rq))
+			break; /* EOF: every requester is gone (invariant 2) */
+		rq->script[sizeof(rq->script) - 1] = '\0';
+		rq->log[sizeof(rq->log) - 1] = '\0';
+		for (int i = 0; i < 3; i++)
+			rq->args[i][sizeof(rq->args[i]) - 1] = '\0';
+		rp->id = rq->id;
+		rp->status = run_script(sv, rq, rp->out, sizeof(rp->out));
+		reap_orphans();
+		if (send(3, rp, sizeof(*rp), MSG_NOSIGNAL) < 0) {
+			/* the requester died; the next one skips nothing */
+		}
 	}
 	tear_down(sv);
 	if (fs_remove_tree(sv->dir)) {
 		/* a tmpfs leftover; nothing else to do from here */
 	}
-	signal(SIGTERM, SIG_DFL);
 	kill(0, SIGKILL); /* a script caught half-way, a stray server, us */
 	_exit(0);
 }
@@ -250,8 +355,9 @@ static int start_keeper(services *sv, char *err, size_t errlen)
 {
 	int p[2];
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return fail(err, errlen, "cannot create a pipe: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
+		return fail(err, errlen, "cannot create a socket pair: %s",
+			    strerror(errno));
 	sv->keeper = fork();
 	if (sv->keeper < 0) {
 		sv->keeper = 0;
@@ -282,8 +388,8 @@ static int start_etcd(services *sv, struct service *s, char *err,
 
 	put(log, sizeof(log), "%s.scripts.log", s->dir);
 	put(members, sizeof(members), "%d", s->spec->members);
-	rc = run_script(sv, log, out, sizeof(out), "etcd-up", s->dir,
-			"--members", members);
+	rc = call(sv, log, out, sizeof(out), "etcd-up", s->dir, "--members",
+		  members);
 	if (rc)
 		return fail(err, errlen, "service '%s': ci/etcd-up failed (exit %d); see '%s' and '%s/*.log'",
 			    s->spec->name, rc, log, s->dir);
@@ -316,7 +422,7 @@ static int start_pg(services *sv, struct service *s, char *err, size_t errlen)
 		return s->address ? 0 : FC_NOMEM;
 	}
 	put(log, sizeof(log), "%s.scripts.log", s->dir);
-	rc = run_script(sv, log, out, sizeof(out), "pg-up", s->dir, NULL, NULL);
+	rc = call(sv, log, out, sizeof(out), "pg-up", s->dir, NULL, NULL);
 	if (rc || strncmp(out, "postgres", 8) != 0)
 		return fail(err, errlen, "service '%s': ci/pg-up failed (exit %d); see '%s'",
 			    s->spec->name, rc, log);
@@ -442,8 +548,8 @@ int services_member(services *sv, const char *service, const char *member,
 		return FC_USAGE;
 	}
 	put(log, sizeof(log), "%s.scripts.log", s->dir);
-	rc = run_script(sv, log, NULL, 0, "etcd-member", s->dir,
-			up ? "start" : "stop", member);
+	rc = call(sv, log, NULL, 0, "etcd-member", s->dir, up ? "start" : "stop",
+		  member);
 	if (rc == 64) {
 		put(err, errlen, "service '%s' has no member '%s'",
 			 s->spec->name, member);
@@ -556,6 +662,12 @@ static int clean_etcd(const struct service *s, const char *id, char *err,
 	return rc;
 }
 
+static void quiet_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message; /* "drop cascades to ...": expected, not news */
+}
+
 static int clean_pg(const struct service *s, const char *id, char *err,
 		    size_t errlen)
 {
@@ -571,6 +683,7 @@ static int clean_pg(const struct service *s, const char *id, char *err,
 		*q = '\0'; /* fencecert's own parameters are not libpq's */
 	conn = PQconnectdb(url);
 	free(url);
+	PQsetNoticeProcessor(conn, quiet_notice, NULL);
 	if (PQstatus(conn) != CONNECTION_OK) {
 		rc = fail(err, errlen, "service '%s': cannot connect: %s",
 			  s->spec->name, PQerrorMessage(conn));

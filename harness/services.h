@@ -7,21 +7,23 @@
  * ci/etcd-member) and `postgresql` (through ci/pg-up, unless the
  * environment variable the entry names is set: then that server is used
  * and nothing is started).  The scripts are found in $FENCECERT_CI_DIR,
- * else in DIR/ci and DIR/../ci for DIR = the directory of this executable
- * (build/fencecert -> ci/), else in ./ci.
+ * else in DIR/ci, DIR/../ci or DIR/../share/fencecert/ci for DIR = the
+ * directory of this executable (build/fencecert -> ci/; make install),
+ * else in ./ci.
  *
  * Address of a service, for `{service:NAME}` in route templates:
  * etcd "127.0.0.1:P1,127.0.0.1:P2,...", postgresql its URL.
  *
- * Nothing outlives the harness.  services_start() forks a keeper process,
- * in a process group of its own that every script (and so every server
- * the scripts launch) joins.  It waits for EOF on a pipe only the harness
- * (and its forked workers) hold: on EOF -- services_free(), or the harness
- * killed by any signal, SIGKILL included -- it runs ci/etcd-down and
- * ci/pg-down on what was started, then SIGKILLs its whole group (a script
- * caught half-way, a member a worker was restarting).  PostgreSQL's
- * postmaster leaves the group (pg_ctl calls setsid), which is why the
- * down scripts run first.
+ * Nothing outlives the harness.  services_start() forks a keeper process
+ * that runs every script (the harness and its workers send it requests
+ * over a socket pair): it has a process group of its own, which the
+ * servers the scripts launch stay in, and it is a subreaper, so a server
+ * whose script exited is its child.  When the socket reaches EOF --
+ * services_free(), or the harness (and with it its workers) killed by any
+ * signal, SIGKILL included -- it runs ci/etcd-down and ci/pg-down on what
+ * was started, then SIGKILLs its whole group (a script caught half-way, a
+ * stray server).  PostgreSQL's postmaster leaves the group (pg_ctl calls
+ * setsid), which is why the down scripts run first.
  *
  * Schedules share the servers.  services_enter() takes a shared lock for
  * an ordinary schedule and an exclusive one for a schedule that stops or
