@@ -6,6 +6,8 @@
  * attempt (after_target_commit: the commit landed, nobody was told) is
  * followed by retries that complete without a duplicate; the fence-row-only control
  * runs a clean workload to COMPLETE too (its hole needs hold_commit).
+ * An older attempt's transaction held in flight (no COMMIT yet) does not
+ * stop the retry: its probe ends that session and applies once.
  * Recovery: an operation stopped in COMMITTING with its transaction left
  * prepared at the target is offered commit-prepared and rollback-prepared
  * by `fencecert recover plan`, and `apply` carries out either; the route's
@@ -225,6 +227,64 @@ static void stop_with_prepared(struct rs_op *op, char *schema, char *opid)
 	PQfinish(c);
 }
 
+/*
+ * An older attempt's apply still in flight (its COMMIT held back, as
+ * hold_commit or a paused worker leaves it): BEGIN, epoch row locked, row
+ * k000000 and the fence row written (rows 1), xid recorded -- and no
+ * COMMIT.  The retry's probe must end it rather than wait for it or call it
+ * absent while it may commit; the retry then applies all rows once and the
+ * held COMMIT can no longer land.
+ */
+static void held_in_flight(const char *fence)
+{
+	const char *env[] = { "FENCECERT_LEASE_TTL_MS=1", NULL };
+	struct rs_route r = { .env = env };
+	char schema[64], opid[80], intent[80], sql[1024], extra[64];
+	struct rs_attempt a;
+	struct rs_op op;
+	PGconn *held, *side;
+	PGresult *res;
+
+	CHECK(rs_op_init(&op, "sqlite", ROWS));
+	snprintf(extra, sizeof(extra), "fence=%s", fence);
+	pg_server_target("rt", extra, op.target, sizeof(op.target), schema);
+	CHECK(rs_start1(&op, &r, 1, RS_KILL, "after_committing", &a));
+	assert_int_equal(a.status, KILLED);
+	CHECK(rs_ids(&op, opid, intent));
+	held = PQconnectdb(pg_server_url());
+	side = PQconnectdb(pg_server_url());
+	assert_int_equal(PQstatus(held), CONNECTION_OK);
+	assert_int_equal(PQstatus(side), CONNECTION_OK);
+	snprintf(sql, sizeof(sql), "SET search_path = \"%s\"; CREATE TABLE "
+		 "events(row_key text, payload text, operation_id text); BEGIN; "
+		 "UPDATE fencecert_epoch SET epoch = 1 WHERE operation_id = '%s'; "
+		 "INSERT INTO events VALUES('k000000', 'p', '%s'); "
+		 "INSERT INTO fencecert_fence VALUES('%s', 1, '%s', 1, 0); "
+		 "SELECT pg_current_xact_id()::text", schema, opid, opid, opid,
+		 intent);
+	res = PQexec(held, sql);
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	snprintf(sql, sizeof(sql), "INSERT INTO \"%s\".fencecert_xact "
+		 "VALUES('%s', 1, '%s')", schema, opid, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	res = PQexec(side, sql);
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	CHECK(rs_start1(&op, NULL, 2, RS_NONE, NULL, &a));
+	expect_complete_once(&op, &a, "retry behind a held commit");
+	/* The held COMMIT, released now, cannot land any more. */
+	res = PQexec(held, "COMMIT");
+	assert_int_not_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	CHECK(rs_check_rows(&op, 1));
+	PQfinish(held);
+	PQfinish(side);
+	rs_op_cleanup(&op);
+}
+
+static void test_txn_held_commit(void **s) { (void)s; held_in_flight("pg-txn"); }
+static void test_2pc_held_commit(void **s) { (void)s; held_in_flight("pg-2pc"); }
+
 static void recover_prepared(const char *action, const char *next_state)
 {
 	const char *fc = getenv("FENCECERT");
@@ -288,6 +348,8 @@ int main(void)
 		cmocka_unit_test(test_row_only_clean),
 		cmocka_unit_test(test_txn_kills),
 		cmocka_unit_test(test_2pc_kills),
+		cmocka_unit_test(test_txn_held_commit),
+		cmocka_unit_test(test_2pc_held_commit),
 		cmocka_unit_test(test_recover_commit_prepared),
 		cmocka_unit_test(test_recover_rollback_prepared),
 	};
