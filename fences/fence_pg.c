@@ -533,36 +533,19 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	return finish(f, epoch, b->operation_id, outcome);
 }
 
-const struct fence_ops fence_pg_txn_ops = {
-	.scheme = "postgresql",
-	.name = "pg-txn",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
+/* The three tables differ in scheme and name only. */
+#define PG_FENCE_OPS(scheme_, name_) {		\
+	.scheme = scheme_,			\
+	.name = name_,				\
+	.capability = FENCE_CAP_AUTOMATIC,	\
+	.open = pg_open,			\
+	.close = pg_close,			\
+	.prepare = pg_prepare,			\
+	.apply = pg_apply,			\
+	.probe = fence_pg__probe,		\
+}
 
+const struct fence_ops fence_pg_txn_ops = PG_FENCE_OPS("postgresql", "pg-txn");
 /* The short scheme; pg_open() picks the table of the URL's fence. */
-const struct fence_ops fence_pg_short_ops = {
-	.scheme = "postgres",
-	.name = "pg-txn",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
-
-const struct fence_ops fence_pg_2pc_ops = {
-	.scheme = "postgresql",
-	.name = "pg-2pc",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
+const struct fence_ops fence_pg_short_ops = PG_FENCE_OPS("postgres", "pg-txn");
+const struct fence_ops fence_pg_2pc_ops = PG_FENCE_OPS("postgresql", "pg-2pc");
