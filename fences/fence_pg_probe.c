@@ -36,8 +36,11 @@
  *     it is already processing completes, anything else is rolled back.
  *     Either way the status becomes final and the answer decisive.  Only
  *     the lease holder probes in the route, and it has decided the older
- *     attempt's fate.  Ending a session needs the same role as the route
- *     (or pg_signal_backend).
+ *     attempt's fate.  (A stale attempt that probes -- a zombie resumed
+ *     after a newer attempt started -- may end the newer one's apply;
+ *     safety holds, because that apply is then aborted, found absent and
+ *     applied once by the next attempt, at the cost of a retry.)  Ending a
+ *     session needs the same role as the route (or pg_signal_backend).
  *  4. fence_pg_hands_off() (recover, `fencecert target probe`) makes the
  *     probe decide nothing: it answers UNKNOWN while a transaction is
  *     prepared or in flight, so an operator can still choose.
