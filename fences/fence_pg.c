@@ -78,77 +78,6 @@ int fence_pg__fail(fence *f, struct journal *j, int code)
 	return fence__fail(f, code, "%s", j->errmsg);
 }
 
-/* ---- URL ----------------------------------------------------------- */
-
-int pg_target__is_url(const char *url)
-{
-	return url && (strncmp(url, "postgresql:", 11) == 0 ||
-		       strncmp(url, "postgres:", 9) == 0);
-}
-
-static int url_param(const char *item, size_t len, struct pg_target_url *u,
-		     int *taken, char *err, size_t errlen)
-{
-	*taken = 1;
-	if (len == 12 && strncmp(item, "fence=pg-txn", 12) == 0)
-		u->kind = PG_FENCE_TXN;
-	else if (len == 12 && strncmp(item, "fence=pg-2pc", 12) == 0)
-		u->kind = PG_FENCE_2PC;
-	else if (len == 20 && strncmp(item, "probe=fence-row-only", 20) == 0)
-		u->row_only = 1;
-	else if (strncmp(item, "fence=", 6) == 0 ||
-		 strncmp(item, "probe=", 6) == 0) {
-		snprintf(err, errlen, "invalid '%.*s' in target url (expected "
-			 "fence=pg-txn, fence=pg-2pc or probe=fence-row-only)",
-			 (int)len, item);
-		return FC_USAGE;
-	} else {
-		*taken = 0;
-	}
-	return 0;
-}
-
-int pg_target__parse_url(const char *url, struct pg_target_url *u, char *err,
-			 size_t errlen)
-{
-	const char *q = strchr(url, '?'), *item;
-	size_t used = q ? (size_t)(q - url) : strlen(url);
-	char sep = '?';
-	int rc, taken;
-
-	memset(u, 0, sizeof(*u));
-	if (!(u->session_url = calloc(strlen(url) + 1, 1))) {
-		snprintf(err, errlen, "out of memory opening a target");
-		return FC_NOMEM;
-	}
-	memcpy(u->session_url, url, used);
-	for (item = q ? q + 1 : ""; *item; ) {
-		size_t len = strcspn(item, "&");
-
-		if ((rc = url_param(item, len, u, &taken, err, errlen))) {
-			pg_target__url_release(u);
-			return rc;
-		}
-		if (!taken && len) {
-			u->session_url[used++] = sep;
-			memcpy(u->session_url + used, item, len);
-			used += len;
-			sep = '&';
-		}
-		item += len + (item[len] ? 1 : 0);
-	}
-	u->session_url[used] = '\0';
-	return 0;
-}
-
-void pg_target__url_release(struct pg_target_url *u)
-{
-	if (u->session_url)
-		explicit_bzero(u->session_url, strlen(u->session_url));
-	free(u->session_url);
-	u->session_url = NULL;
-}
-
 /* ---- open / close -------------------------------------------------- */
 
 static void pg_close(void *p)
@@ -533,36 +462,19 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	return finish(f, epoch, b->operation_id, outcome);
 }
 
-const struct fence_ops fence_pg_txn_ops = {
-	.scheme = "postgresql",
-	.name = "pg-txn",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
+/* The three tables differ in scheme and name only. */
+#define PG_FENCE_OPS(scheme_, name_) {		\
+	.scheme = scheme_,			\
+	.name = name_,				\
+	.capability = FENCE_CAP_AUTOMATIC,	\
+	.open = pg_open,			\
+	.close = pg_close,			\
+	.prepare = pg_prepare,			\
+	.apply = pg_apply,			\
+	.probe = fence_pg__probe,		\
+}
 
+const struct fence_ops fence_pg_txn_ops = PG_FENCE_OPS("postgresql", "pg-txn");
 /* The short scheme; pg_open() picks the table of the URL's fence. */
-const struct fence_ops fence_pg_short_ops = {
-	.scheme = "postgres",
-	.name = "pg-txn",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
-
-const struct fence_ops fence_pg_2pc_ops = {
-	.scheme = "postgresql",
-	.name = "pg-2pc",
-	.capability = FENCE_CAP_AUTOMATIC,
-	.open = pg_open,
-	.close = pg_close,
-	.prepare = pg_prepare,
-	.apply = pg_apply,
-	.probe = fence_pg__probe,
-};
+const struct fence_ops fence_pg_short_ops = PG_FENCE_OPS("postgres", "pg-txn");
+const struct fence_ops fence_pg_2pc_ops = PG_FENCE_OPS("postgresql", "pg-2pc");

@@ -36,8 +36,11 @@
  *     it is already processing completes, anything else is rolled back.
  *     Either way the status becomes final and the answer decisive.  Only
  *     the lease holder probes in the route, and it has decided the older
- *     attempt's fate.  Ending a session needs the same role as the route
- *     (or pg_signal_backend).
+ *     attempt's fate.  (A stale attempt that probes -- a zombie resumed
+ *     after a newer attempt started -- may end the newer one's apply;
+ *     safety holds, because that apply is then aborted, found absent and
+ *     applied once by the next attempt, at the cost of a retry.)  Ending a
+ *     session needs the same role as the route (or pg_signal_backend).
  *  4. fence_pg_hands_off() (recover, `fencecert target probe`) makes the
  *     probe decide nothing: it answers UNKNOWN while a transaction is
  *     prepared or in flight, so an operator can still choose.
@@ -87,13 +90,25 @@ static int gid_is_ops(const char *gid, const char *prefix)
 	return strspn(gid + n, "0123456789") == strlen(gid + n);
 }
 
+/* A read on the main session with op as $1 (or no parameter); a failure
+ * is FC_FENCE_UNAVAILABLE with the session's message. */
+static int read_op(fence *f, const char *sql, const char *op,
+		   const char *what, PGresult **res)
+{
+	struct journal *j = &impl(f)->main;
+
+	if (journal_pg__exec_n(j, sql, op ? 1 : 0, &op, PGRES_TUPLES_OK, what,
+			       res))
+		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	return 0;
+}
+
 /* List (n_out) or resolve (commit 1 / 0) op's prepared transactions. */
 static int prepared_walk(fence *f, const char *op, int action, int *n)
 {
 	struct journal *j = &impl(f)->main;
 	struct pg *p = fence_pg__session(j);
 	char prefix[256], sql[400];
-	const char *param = prefix;
 	PGresult *res;
 	int rc, done = 0;
 
@@ -102,13 +117,10 @@ static int prepared_walk(fence *f, const char *op, int action, int *n)
 	if ((rc = journal_pg__live(j)))
 		return fence_pg__fail(f, j, rc);
 	fence_pg__gid_prefix(j, op, prefix, sizeof(prefix));
-	rc = journal_pg__exec_n(j, "SELECT gid FROM pg_prepared_xacts WHERE "
-				"database = current_database() AND "
-				"starts_with(gid, $1) ORDER BY gid", 1, &param,
-				PGRES_TUPLES_OK, "list prepared transactions in",
-				&res);
-	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if ((rc = read_op(f, "SELECT gid FROM pg_prepared_xacts WHERE database = "
+			  "current_database() AND starts_with(gid, $1) ORDER BY "
+			  "gid", prefix, "list prepared transactions in", &res)))
+		return rc;
 	for (int i = 0; i < PQntuples(res) && !rc; i++) {
 		const char *gid = PQgetvalue(res, i, 0);
 		char *lit;
@@ -157,21 +169,24 @@ void fence_pg_hands_off(fence *f)
 		impl(f)->hands_off = 1;
 }
 
-int fence_pg_prepared(fence *f, const char *op, int *n)
-{
-	*n = 0;
-	if (!fence_pg_is(f))
-		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
-	return prepared_walk(f, op, -1, n);
-}
-
-int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
+/* The public calls, for PostgreSQL fences only. */
+static int public_walk(fence *f, const char *op, int action, int *n)
 {
 	if (n)
 		*n = 0;
 	if (!fence_pg_is(f))
 		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
-	return prepared_walk(f, op, commit ? 1 : 0, n);
+	return prepared_walk(f, op, action, n);
+}
+
+int fence_pg_prepared(fence *f, const char *op, int *n)
+{
+	return public_walk(f, op, -1, n);
+}
+
+int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
+{
+	return public_walk(f, op, commit ? 1 : 0, n);
 }
 
 /* What one read of op showed. */
@@ -183,15 +198,12 @@ struct sight {
 
 static int fence_table_exists(fence *f, int *exists)
 {
-	struct journal *j = &impl(f)->main;
 	PGresult *res;
 	int rc;
 
-	rc = journal_pg__exec_n(j, "SELECT to_regclass('fencecert_fence') IS "
-				"NOT NULL", 0, NULL, PGRES_TUPLES_OK,
-				"read the schema of", &res);
-	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if ((rc = read_op(f, "SELECT to_regclass('fencecert_fence') IS NOT NULL",
+			  NULL, "read the schema of", &res)))
+		return rc;
 	*exists = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	return 0;
@@ -200,23 +212,19 @@ static int fence_table_exists(fence *f, int *exists)
 static int look(fence *f, const char *op, struct fence_probe *out,
 		struct sight *s)
 {
-	struct journal *j = &impl(f)->main;
-	int row_only = impl(f)->row_only;
 	PGresult *res;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	rc = journal_pg__exec_n(j, row_only ?
-				"SELECT 'f', epoch, intent_digest, rows, NULL "
-				"FROM fencecert_fence WHERE operation_id = $1" :
-				"SELECT 'f', epoch, intent_digest, rows, NULL "
-				"FROM fencecert_fence WHERE operation_id = $1 "
-				"UNION ALL SELECT 'x', epoch, NULL, 0, "
-				"pg_xact_status(xid) FROM fencecert_xact "
-				"WHERE operation_id = $1", 1, &op,
-				PGRES_TUPLES_OK, "probe", &res);
-	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if ((rc = read_op(f, impl(f)->row_only ?
+			  "SELECT 'f', epoch, intent_digest, rows, NULL FROM "
+			  "fencecert_fence WHERE operation_id = $1" :
+			  "SELECT 'f', epoch, intent_digest, rows, NULL FROM "
+			  "fencecert_fence WHERE operation_id = $1 UNION ALL "
+			  "SELECT 'x', epoch, NULL, 0, pg_xact_status(xid) "
+			  "FROM fencecert_xact WHERE operation_id = $1", op,
+			  "probe", &res)))
+		return rc;
 	for (int i = 0; i < PQntuples(res); i++) {
 		const char *status = PQgetvalue(res, i, 4);
 
@@ -267,20 +275,17 @@ static int prepared_step(fence *f, const char *op)
  * and is left to prepared_step(). */
 static int end_in_flight(fence *f, const char *op)
 {
-	struct journal *j = &impl(f)->main;
 	PGresult *res;
 	int rc;
 
-	rc = journal_pg__exec_n(j, "SELECT pg_terminate_backend(l.pid) FROM "
-				"fencecert_xact x JOIN pg_locks l ON l.locktype = "
-				"'transactionid' AND l.transactionid = xid(x.xid) "
-				"AND l.mode = 'ExclusiveLock' AND l.granted WHERE "
-				"x.operation_id = $1 AND l.pid IS NOT NULL AND "
-				"l.pid <> pg_backend_pid() AND "
-				"pg_xact_status(x.xid) = 'in progress'", 1, &op,
-				PGRES_TUPLES_OK, "end an apply in flight in", &res);
-	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if ((rc = read_op(f, "SELECT pg_terminate_backend(l.pid) FROM "
+			  "fencecert_xact x JOIN pg_locks l ON l.locktype = "
+			  "'transactionid' AND l.transactionid = xid(x.xid) AND "
+			  "l.mode = 'ExclusiveLock' AND l.granted WHERE "
+			  "x.operation_id = $1 AND l.pid IS NOT NULL AND l.pid <> "
+			  "pg_backend_pid() AND pg_xact_status(x.xid) = "
+			  "'in progress'", op, "end an apply in flight in", &res)))
+		return rc;
 	PQclear(res);
 	return 0;
 }

@@ -17,15 +17,14 @@ static char own_dir[64];
 static char *schemas[MAX_SCHEMAS];
 static int n_schemas;
 
-/* Run "ci/pg-up|pg-down DIR"; for pg-up, the URL it prints goes to url. */
-static int pg_script(const char *script, const char *dir, char *url,
+int pg_server_script(const char *script, const char *dir, char *url,
 		     size_t len)
 {
 	char cmd[256], line[512] = "";
 	FILE *f;
 	int status;
 
-	snprintf(cmd, sizeof(cmd), "ci/%s '%s' 2>/dev/null", script, dir);
+	snprintf(cmd, sizeof(cmd), "ci/%s '%s'", script, dir);
 	if (!(f = popen(cmd, "r")))
 		return -1;
 	if (!fgets(line, sizeof(line), f))
@@ -49,7 +48,7 @@ const char *pg_server_url(void)
 	}
 	snprintf(own_dir, sizeof(own_dir), "/tmp/fc-pg-test-XXXXXX");
 	if (!mkdtemp(own_dir) ||
-	    pg_script("pg-up", own_dir, base_url, sizeof(base_url))) {
+	    pg_server_script("pg-up", own_dir, base_url, sizeof(base_url))) {
 		printf("[  SKIPPED ] FENCECERT_PG_URL is unset and ci/pg-up "
 		       "cannot start a server\n");
 		base_url[0] = '\0';
@@ -93,7 +92,7 @@ int pg_server_release(void)
 	PQfinish(c);
 	if (own_dir[0]) {
 		snprintf(sql, sizeof(sql), "rm -rf '%s'", own_dir);
-		if (pg_script("pg-down", own_dir, NULL, 0) || system(sql) != 0)
+		if (pg_server_script("pg-down", own_dir, NULL, 0) || system(sql) != 0)
 			rc = -1;
 		own_dir[0] = '\0';
 	}

@@ -19,6 +19,11 @@ const char *pg_server_url(void);
 void pg_server_target(const char *tag, const char *extra, char *url,
 		      size_t len, char *schema);
 
+/* Run "ci/SCRIPT DIR" (pg-up, pg-down); for pg-up the URL it prints goes
+ * to url.  0 on success. */
+int pg_server_script(const char *script, const char *dir, char *url,
+		     size_t len);
+
 /* Drop the schemas, stop a server we started; 0 when all went well. */
 int pg_server_release(void);
 

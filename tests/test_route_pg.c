@@ -6,6 +6,8 @@
  * attempt (after_target_commit: the commit landed, nobody was told) is
  * followed by retries that complete without a duplicate; the fence-row-only control
  * runs a clean workload to COMPLETE too (its hole needs hold_commit).
+ * An older attempt's transaction held in flight (no COMMIT yet) does not
+ * stop the retry: its probe ends that session and applies once.
  * Recovery: an operation stopped in COMMITTING with its transaction left
  * prepared at the target is offered commit-prepared and rollback-prepared
  * by `fencecert recover plan`, and `apply` carries out either; the route's
@@ -48,15 +50,7 @@ static void pg_op(struct rs_op *op, const char *fence)
 static void expect_complete_once(struct rs_op *op, const struct rs_attempt *a,
 				 const char *what)
 {
-	if (a->status != 0) {
-		rs_log(op, a->try_number);
-		fail_msg("%s: try %d exited %d", what, a->try_number, a->status);
-	}
-	if (rs_check_rows(op, 1))
-		fail_msg("%s: %s", what, rs_error);
-	if (rs_journal_state(op) != FC_COMPLETE)
-		fail_msg("%s: journal is not COMPLETE", what);
-	if (rs_check_history(op))
+	if (rs_check_complete(op, a))
 		fail_msg("%s: %s", what, rs_error);
 }
 
@@ -132,6 +126,95 @@ static void test_2pc_kills(void **s)
 		kill_and_retry("pg-2pc", first_attempt[i]);
 }
 
+/* ---- a transaction of an older attempt, left behind ------------------ */
+
+/* Run one statement batch; the last result must be `want`. */
+static PGresult *exec_ok(PGconn *c, const char *sql, ExecStatusType want)
+{
+	PGresult *res = PQexec(c, sql);
+
+	if (PQresultStatus(res) != want)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	return res;
+}
+
+/*
+ * Try 1 of a fresh operation on a `fence` target dies right after
+ * COMMITTING (its lease ends at once).  Then, on a connection returned to
+ * the caller, the transaction its apply makes is begun and left open: the
+ * epoch row locked, row k000000 and the fence row written (rows 1); with
+ * `prepare`, PREPAREd as a pg-2pc apply killed before COMMIT PREPARED
+ * leaves it (the connection is then free).
+ */
+static PGconn *stop_in_committing(struct rs_op *op, const char *fence,
+				  int prepare, char *schema, char *opid)
+{
+	const char *env[] = { "FENCECERT_LEASE_TTL_MS=1", NULL };
+	struct rs_route r = { .env = env };
+	char intent[80], sql[1024], extra[64];
+	struct rs_attempt a;
+	PGconn *c;
+
+	CHECK(rs_op_init(op, "sqlite", ROWS));
+	snprintf(extra, sizeof(extra), "fence=%s", fence);
+	pg_server_target("rt", extra, op->target, sizeof(op->target), schema);
+	CHECK(rs_start1(op, &r, 1, RS_KILL, "after_committing", &a));
+	assert_int_equal(a.status, KILLED);
+	CHECK(rs_ids(op, opid, intent));
+	c = PQconnectdb(pg_server_url());
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	snprintf(sql, sizeof(sql), "SET search_path = \"%s\"; CREATE TABLE "
+		 "events(row_key text, payload text, operation_id text); BEGIN; "
+		 "UPDATE fencecert_epoch SET epoch = 1 WHERE operation_id = '%s'; "
+		 "INSERT INTO events VALUES('k000000', 'p', '%s'); "
+		 "INSERT INTO fencecert_fence VALUES('%s', 1, '%s', 1, 0)",
+		 schema, opid, opid, opid, intent);
+	PQclear(exec_ok(c, sql, PGRES_COMMAND_OK));
+	if (prepare) {
+		snprintf(sql, sizeof(sql), "PREPARE TRANSACTION "
+			 "'fencecert:%s:%s:1'", schema, opid);
+		PQclear(exec_ok(c, sql, PGRES_COMMAND_OK));
+	}
+	return c;
+}
+
+/*
+ * An older attempt's apply still in flight (its COMMIT held back, as
+ * hold_commit or a paused worker leaves it), its xid recorded.  The
+ * retry's probe must end it rather than wait for it or call it absent
+ * while it may commit; the retry then applies all rows once and the held
+ * COMMIT can no longer land.
+ */
+static void held_in_flight(const char *fence)
+{
+	char schema[64], opid[80], sql[512];
+	struct rs_attempt a;
+	struct rs_op op;
+	PGconn *held = stop_in_committing(&op, fence, 0, schema, opid);
+	PGconn *side = PQconnectdb(pg_server_url());
+	PGresult *res;
+
+	res = exec_ok(held, "SELECT pg_current_xact_id()::text",
+		      PGRES_TUPLES_OK);
+	snprintf(sql, sizeof(sql), "INSERT INTO \"%s\".fencecert_xact "
+		 "VALUES('%s', 1, '%s')", schema, opid, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQclear(exec_ok(side, sql, PGRES_COMMAND_OK));
+	CHECK(rs_start1(&op, NULL, 2, RS_NONE, NULL, &a));
+	expect_complete_once(&op, &a, "retry behind a held commit");
+	/* The held COMMIT, released now, cannot land any more. */
+	res = PQexec(held, "COMMIT");
+	assert_int_not_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	CHECK(rs_check_rows(&op, 1));
+	PQfinish(held);
+	PQfinish(side);
+	rs_op_cleanup(&op);
+}
+
+static void test_txn_held_commit(void **s) { (void)s; held_in_flight("pg-txn"); }
+static void test_2pc_held_commit(void **s) { (void)s; held_in_flight("pg-2pc"); }
+
 /* ---- recovery of a transaction left prepared ------------------------- */
 
 /* Run a shell command; its stdout into out (may be NULL); exit status. */
@@ -188,43 +271,6 @@ static void expect_verdict(const char *plan, const char *action,
 	fail_msg("no action %s in %s", action, plan);
 }
 
-/*
- * Try 1 dies right after COMMITTING (its lease ends at once); then a
- * transaction of the operation at the lease epoch is left PREPARED at the
- * target, as a pg-2pc apply killed between PREPARE TRANSACTION and COMMIT
- * PREPARED leaves it (one row, "held").
- */
-static void stop_with_prepared(struct rs_op *op, char *schema, char *opid)
-{
-	const char *env[] = { "FENCECERT_LEASE_TTL_MS=1", NULL };
-	struct rs_route r = { .env = env };
-	char intent[80], sql[1024];
-	struct rs_attempt a;
-	PGconn *c;
-	PGresult *res;
-
-	CHECK(rs_op_init(op, "sqlite", ROWS));
-	pg_server_target("rt", "fence=pg-2pc", op->target, sizeof(op->target),
-			 schema);
-	CHECK(rs_start1(op, &r, 1, RS_KILL, "after_committing", &a));
-	assert_int_equal(a.status, KILLED);
-	CHECK(rs_ids(op, opid, intent));
-	c = PQconnectdb(pg_server_url());
-	assert_int_equal(PQstatus(c), CONNECTION_OK);
-	snprintf(sql, sizeof(sql), "SET search_path = \"%s\"; CREATE TABLE "
-		 "events(row_key text, payload text, operation_id text); BEGIN; "
-		 "UPDATE fencecert_epoch SET epoch = 1 WHERE operation_id = '%s'; "
-		 "INSERT INTO events VALUES('held', 'p', '%s'); "
-		 "INSERT INTO fencecert_fence VALUES('%s', 1, '%s', 1, 0); "
-		 "PREPARE TRANSACTION 'fencecert:%s:%s:1'", schema, opid, opid,
-		 opid, intent, schema, opid);
-	res = PQexec(c, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		fail_msg("%s: %s", sql, PQerrorMessage(c));
-	PQclear(res);
-	PQfinish(c);
-}
-
 static void recover_prepared(const char *action, const char *next_state)
 {
 	const char *fc = getenv("FENCECERT");
@@ -232,7 +278,7 @@ static void recover_prepared(const char *action, const char *next_state)
 	struct rs_attempt a;
 	struct rs_op op;
 
-	stop_with_prepared(&op, schema, opid);
+	PQfinish(stop_in_committing(&op, "pg-2pc", 1, schema, opid));
 	/* Looking decides nothing: the probe leaves it prepared. */
 	assert_int_equal(run(out, sizeof(out), "'%s' recover plan --journal '%s' "
 			     "--target '%s' --op '%s' --json", fc, op.journal,
@@ -288,6 +334,8 @@ int main(void)
 		cmocka_unit_test(test_row_only_clean),
 		cmocka_unit_test(test_txn_kills),
 		cmocka_unit_test(test_2pc_kills),
+		cmocka_unit_test(test_txn_held_commit),
+		cmocka_unit_test(test_2pc_held_commit),
 		cmocka_unit_test(test_recover_commit_prepared),
 		cmocka_unit_test(test_recover_rollback_prepared),
 	};
