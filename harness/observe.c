@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "../fences/target.h"
+#include "../fences/target_pg.h"
 #include "observe.h"
 
 struct observer {
@@ -378,7 +379,8 @@ static int on_fence(void *ctx, const struct target_fence_record *rec)
 
 static bool fences_observable(const char *url)
 {
-	return strncmp(url, "sqlite:", 7) == 0 || strncmp(url, "file:", 5) == 0;
+	return strncmp(url, "sqlite:", 7) == 0 || strncmp(url, "file:", 5) == 0 ||
+	       target_pg_is_url(url);
 }
 
 int observer_take(observer *o, struct rec_observation *out)

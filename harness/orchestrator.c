@@ -73,10 +73,8 @@ static bool fault_for_op(const struct fault *f, int op)
 	return f->operation == 0 || f->operation == op;
 }
 
-static void note_applied(struct orch *o, int fault, int attempt, int op,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void note_applied(struct orch *o, int fault, int attempt, int op,
-			 const char *fmt, ...)
+void orch__note_applied(struct orch *o, int fault, int attempt, int op,
+			const char *fmt, ...)
 {
 	struct rec_applied *ap = RECORD_PUSH(o->rec->applied, o->rec->napplied);
 	va_list va;
@@ -169,6 +167,7 @@ static int spawn_try(struct orch *o, int op, int k)
 	r->op = op;
 	r->try_number = k;
 	r->pause_fault = -1;
+	orch__proxy_try_starts(o, op, k);
 	rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
 			.argv = o->argv,
 			.env = env,
@@ -267,7 +266,7 @@ static void apply_member(struct orch *o, int fi, int attempt, int op)
 		return;
 	}
 	o->rec->fired[fi] = true;
-	note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
+	orch__note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
 		     up ? "started" : "stopped", f->service,
 		     f->service[0] ? "/" : "", f->member, op,
 		     attempt >= 0 ? "try" : "after try",
@@ -292,8 +291,9 @@ static int match_fault(const struct orch *o, int op, int k, const char *fp,
 {
 	for (size_t i = 0; i < o->p->nfaults; i++) {
 		const struct fault *f = &o->p->faults[i];
-		if (fault_is_member_action(f->action))
-			continue;
+		if (fault_is_member_action(f->action) ||
+		    fault_is_proxy_action(f->action))
+			continue; /* applied beside: member_actions_at, orch__proxy_hit */
 		if (!fault_here(f, op, k, fp, nth))
 			continue;
 		return (int)i;
@@ -309,8 +309,16 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	z->resumed = true;
 	z->paused = false;
 	o->rec->attempts[zi].resumed = true;
-	note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
+	orch__note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
 		     z->op, z->try_number, why);
+	if (o->p->faults[z->pause_fault].action == FAULT_HOLD_COMMIT) {
+		/* the COMMIT goes on, also when its try has ended meanwhile:
+		 * the late COMMIT of a worker that gave up waiting */
+		orch__proxy_release(o, z->pause_fault);
+		if (!z->ended) /* it was never stopped */
+			sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
+		return;
+	}
 	sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 	if (sv_proc_answer(z->proc, 'c')) {
 		/* it died while stopped; its exit event follows */
@@ -391,6 +399,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
 	member_actions_at(o, idx, fp, nth);
+	orch__proxy_hit(o, idx, fp, nth);
 	a = &o->rec->attempts[idx];
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
 	 * for an operation, and an operation-0 fault fires for each one */
@@ -406,13 +415,13 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	switch (f->action) {
 	case FAULT_KILL:
 		a->hits[hi].answer = 'k';
-		note_applied(o, fi, idx, r->op, "kill at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "kill at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		sv_proc_kill(r->proc);
 		break;
 	case FAULT_PAUSE:
 		a->hits[hi].answer = 'p';
-		note_applied(o, fi, idx, r->op, "pause at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "pause at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		sv_proc_set_deadline(r->proc, 0);
 		sv_proc_pause(r->proc);
@@ -422,7 +431,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 		break;
 	default:
 		a->hits[hi].answer = 'f';
-		note_applied(o, fi, idx, r->op, "fail at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "fail at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		if (sv_proc_answer(r->proc, 'f')) {
 			/* died while waiting: its exit event follows */
@@ -453,6 +462,30 @@ static int step(struct orch *o, long long deadline)
 
 /* --- tries and tasks --------------------------------------------------------- */
 
+/*
+ * Wait for the next event of running attempt idx.  While a hold_commit is
+ * armed for it the proxy is asked every HOLD_POLL_MS whether it holds the
+ * COMMIT: then the attempt waits like a paused one (a zombie once given
+ * up), with no deadline, until the COMMIT is released.
+ */
+#define HOLD_POLL_MS 10
+
+static void wait_running(struct orch *o, int idx)
+{
+	struct run *r = &o->runs[idx];
+	bool armed;
+	int fi = orch__proxy_holding(o, idx, &armed);
+
+	if (fi >= 0) {
+		sv_proc_set_deadline(r->proc, 0);
+		r->paused = true;
+		r->paused_at = supervisor_now_ms();
+		r->pause_fault = fi;
+		return;
+	}
+	step(o, armed ? supervisor_now_ms() + HOLD_POLL_MS : -1);
+}
+
 /* Run try k until it ends or is given up as a zombie.  Returns its index
  * or -1 when it could not start. */
 static int run_try(struct orch *o, int op, int k)
@@ -472,9 +505,10 @@ static int run_try(struct orch *o, int op, int k)
 			}
 			step(o, until);
 		} else {
-			step(o, -1);
+			wait_running(o, idx);
 		}
 	}
+	orch__proxy_try_ends(o, idx);
 	o->rec->attempts[idx].counted = true;
 	return idx;
 }
@@ -513,14 +547,14 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 				rc = path ? fs_empty_dir(path) : FC_NOMEM;
 				free(path);
 			}
-			note_applied(o, (int)i, -1, op, "lost XCom of op %d tries 1-%d",
+			orch__note_applied(o, (int)i, -1, op, "lost XCom of op %d tries 1-%d",
 				     op, k);
 			break;
 		case FAULT_LOSE_POD:
 			path = orch__op_path(o, op, "run");
 			rc = path ? fs_empty_dir(path) : FC_NOMEM;
 			free(path);
-			note_applied(o, (int)i, -1, op, "lost the pod of op %d after "
+			orch__note_applied(o, (int)i, -1, op, "lost the pod of op %d after "
 				     "try %d", op, k);
 			break;
 		case FAULT_CHANGE_SOURCE:
@@ -531,7 +565,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 			}
 			if (!o->rec->ops[op - 1].source_changed_after)
 				o->rec->ops[op - 1].source_changed_after = k;
-			note_applied(o, (int)i, -1, op, "changed the source of op %d "
+			orch__note_applied(o, (int)i, -1, op, "changed the source of op %d "
 				     "after try %d", op, k);
 			break;
 		case FAULT_RECOVER:
@@ -539,7 +573,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 			wait_leases(o);
 			rc = orch__operator(o, (int)i, op, k, what, sizeof(what),
 					    &left);
-			note_applied(o, (int)i, -1, op, "%s", what);
+			orch__note_applied(o, (int)i, -1, op, "%s", what);
 			if (rc != 0) {
 				rc = 0; /* refused: recorded, the fault did not fire */
 				continue;
@@ -567,10 +601,12 @@ static void resume_after(struct orch *o, int op, int k, bool task_over)
 	for (size_t zi = 0; zi < o->nruns && !o->rc; zi++) {
 		struct run *z = &o->runs[zi];
 		const struct fault *f;
-		if (!z->given_up || z->resumed || z->ended || z->op != op ||
+		if (!z->given_up || z->resumed || z->op != op ||
 		    z->try_number >= k || z->pause_fault < 0)
 			continue;
 		f = &o->p->faults[z->pause_fault];
+		if (z->ended && f->action != FAULT_HOLD_COMMIT)
+			continue; /* a held COMMIT outlives its try */
 		if (f->resume == RESUME_NEVER)
 			continue;
 		if (f->resume == RESUME_AT_NEXT_FAILPOINT && !task_over &&
@@ -726,6 +762,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		if (collect_evidence(o.rec, p->dir, o.max_try))
 			o.rc = FC_NOMEM;
 	}
+	orch__proxies_free(&o); /* no held transaction keeps its locks */
 	if (entered)
 		leave_services(&o);
 	entered = false;
@@ -750,6 +787,7 @@ fatal:
 	free(o.resume_done);
 	workgen_free(o.wg);
 	observer_free(o.obs);
+	orch__proxies_free(&o);
 	free(o.journal_url);
 	orch__free_list(o.argv);
 	orch__free_list(o.env);

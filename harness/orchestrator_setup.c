@@ -156,6 +156,9 @@ int orch__setup(struct orch *o, char *err, size_t errlen)
 		.dir = p->dir, .schedule_id = o->schedule_id,
 		.service = services_address, .service_ctx = p->services,
 	};
+	rc = orch__proxies_start(o, err, errlen);
+	if (rc)
+		return rc;
 	put(wdir, sizeof(wdir), "%s/workload", p->dir);
 	rc = workgen_generate(&s->workload, p->operations, wdir, &o->wg, err,
 			      errlen);

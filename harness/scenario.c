@@ -29,8 +29,8 @@
 #include "scenario_impl.h"
 
 static const char *const suite_keys[] = {
-	"version", "suite", "services", "routes", "workload", "orchestrator",
-	"scenarios", NULL,
+	"version", "suite", "services", "proxies", "routes", "workload",
+	"orchestrator", "scenarios", NULL,
 };
 static const char *const service_keys[] = {
 	"name", "kind", "members", "env", NULL,
@@ -57,6 +57,10 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_STOP_MEMBER] = "stop_member",
 	[FAULT_START_MEMBER] = "start_member",
 	[FAULT_RECOVER] = "recover",
+	[FAULT_CUT_AFTER_COMMIT] = "cut_after_commit",
+	[FAULT_HOLD_COMMIT] = "hold_commit",
+	[FAULT_REFUSE] = "refuse",
+	[FAULT_DELAY] = "delay",
 };
 static const char *const decision_names[] = {
 	[DECIDE_MARK_COMMITTED] = "mark-committed",
@@ -102,9 +106,15 @@ bool fault_is_member_action(enum fault_action a)
 	return a == FAULT_STOP_MEMBER || a == FAULT_START_MEMBER;
 }
 
+bool fault_is_proxy_action(enum fault_action a)
+{
+	return a == FAULT_CUT_AFTER_COMMIT || a == FAULT_HOLD_COMMIT ||
+	       a == FAULT_REFUSE || a == FAULT_DELAY;
+}
+
 bool fault_at_failpoint(const struct fault *f)
 {
-	if (fault_is_member_action(f->action))
+	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
 		return f->failpoint[0] != '\0';
 	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
 	       f->action == FAULT_FAIL;
@@ -250,6 +260,22 @@ static int placeholder(const char *name, size_t len, const struct suite *s,
 		}
 		return 0;
 	}
+	if (len > 6 && memcmp(name, "proxy:", 6) == 0 &&
+	    service_name_valid(name + 6, len - 6)) {
+		memcpy(var, name + 6, len - 6);
+		var[len - 6] = '\0';
+		if (!v && s && !suite_proxy(s, var)) {
+			snprintf(err, errlen,
+				 "placeholder '{proxy:%s}' names no proxy of the suite",
+				 var);
+			return FC_USAGE;
+		}
+		if (v && !(*value = v->proxy ? v->proxy(v->proxy_ctx, var) : NULL)) {
+			snprintf(err, errlen, "proxy '%s' is not running", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
 	if (len > 4 && memcmp(name, "env:", 4) == 0 &&
 	    env_name_valid(name + 4, len - 4)) {
 		if (len - 4 >= sizeof(var)) {
@@ -266,7 +292,7 @@ static int placeholder(const char *name, size_t len, const struct suite *s,
 		return 0;
 	}
 	snprintf(err, errlen,
-		 "unknown placeholder '{%.*s}' (expected {dir}, {schedule_id}, {service:NAME} or {env:NAME})",
+		 "unknown placeholder '{%.*s}' (expected {dir}, {schedule_id}, {service:NAME}, {proxy:NAME} or {env:NAME})",
 		 (int)(len > 40 ? 40 : len), name);
 	return FC_USAGE;
 }
@@ -751,6 +777,10 @@ static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
 	if ((v = scenario__map_get(c, root, "services", NULL)) &&
 	    parse_services(c, v, s) < 0)
 		return FC_USAGE;
+	/* proxies next: their upstream may name a service, routes name them */
+	if ((v = scenario__map_get(c, root, "proxies", NULL)) &&
+	    scenario__parse_proxies(c, v, s) < 0)
+		return FC_USAGE;
 	if (scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
 	    parse_routes(c, v, s) < 0)
 		return FC_USAGE;
@@ -940,6 +970,9 @@ void suite_free(struct suite *s)
 	}
 	free(s->routes);
 	free(s->services);
+	for (size_t i = 0; i < s->nproxies; i++)
+		free(s->proxies[i].upstream);
+	free(s->proxies);
 	for (size_t i = 0; i < s->nscenarios; i++)
 		scenario__scenario_release(&s->scenarios[i]);
 	free(s->scenarios);

@@ -36,6 +36,10 @@ enum fault_action {
 	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
 	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
 				attempt, then the task is cleared */
+	FAULT_CUT_AFTER_COMMIT, /* proxy: relay a COMMIT, cut before its answer */
+	FAULT_HOLD_COMMIT,   /* proxy: hold a COMMIT until the next try ended */
+	FAULT_REFUSE,        /* proxy: reset and refuse every connection */
+	FAULT_DELAY,         /* proxy: delay every client message */
 	FAULT_ACTION_COUNT
 };
 
@@ -78,6 +82,8 @@ struct fault {
 	bool force;           /* recover: apply --force */
 	bool wrong_target;    /* recover: the operator probes a look-alike
 				 target that holds no fence of the operation */
+	char proxy[SCENARIO_NAME_MAX];      /* proxy actions: the proxy */
+	int delay_ms;         /* delay: per client message */
 	int line, column;     /* source position, 0 when built by code */
 };
 
@@ -85,6 +91,14 @@ struct fault {
  * and member actions given a failpoint), false between tries. */
 bool fault_at_failpoint(const struct fault *f);
 bool fault_is_member_action(enum fault_action a);
+
+/*
+ * Proxy actions apply during try `attempt` (all of it), through the
+ * suite's proxy `proxy`: cut_after_commit and hold_commit at the hit-th
+ * COMMIT of that try, delay to every message, refuse from the try's start
+ * or, given a failpoint, from its hit-th HIT on (fault_at_failpoint()).
+ */
+bool fault_is_proxy_action(enum fault_action a);
 
 /* Bit set of fault actions, for explore.actions. */
 #define FAULT_BIT(a) (1u << (unsigned)(a))
@@ -150,6 +164,14 @@ struct service_spec {
 	int line, column;
 };
 
+/* A fault proxy (tcp_proxy.h) each schedule starts in front of upstream;
+ * templates name it {proxy:NAME}. */
+struct proxy_spec {
+	char name[SCENARIO_NAME_MAX];
+	char *upstream;          /* template: "HOST:PORT" or a URL */
+	int line, column;
+};
+
 struct workload_spec {
 	int operations;          /* number of operations (mapped partitions) */
 	int rows_per_operation;
@@ -174,6 +196,8 @@ struct suite {
 	size_t nroutes;
 	struct service_spec *services;
 	size_t nservices;
+	struct proxy_spec *proxies;
+	size_t nproxies;
 	struct workload_spec workload;
 	struct orchestrator_spec orchestrator;
 	struct scenario *scenarios;
@@ -211,6 +235,9 @@ struct template_vars {
 	/* {service:NAME}: the running service's address, NULL if none */
 	const char *(*service)(const void *ctx, const char *name);
 	const void *service_ctx;
+	/* {proxy:NAME}: the running proxy's URL, NULL if none */
+	const char *(*proxy)(const void *ctx, const char *name);
+	const void *proxy_ctx;
 };
 /* Whether scenario sc runs against the route named `route` (its `routes:`
  * list, or every route when it has none). */
@@ -229,5 +256,8 @@ int scenario_expand(const char *tmpl, const struct template_vars *v,
  * or NULL. */
 const struct service_spec *suite_service(const struct suite *s,
 					 const char *name);
+
+/* The suite's proxy named `name`, or NULL. */
+const struct proxy_spec *suite_proxy(const struct suite *s, const char *name);
 
 #endif

@@ -32,7 +32,8 @@ static const char *const scenario_keys[] = {
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
-	"resume", "recover", "force", "wrong_target", "member", "service", NULL,
+	"resume", "recover", "force", "wrong_target", "member", "service",
+	"proxy", "delay_ms", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
@@ -134,6 +135,34 @@ static int refuse_key(struct yctx *c, yaml_node_t *n, const char *key,
 			       fault_action_name(f->action), hint);
 }
 
+/* `attempt` (required): one of the orchestrator's tries (invariant 2). */
+static int get_attempt(struct yctx *c, yaml_node_t *n, const char *what,
+		       struct fault *f, const struct fault_bounds *b)
+{
+	yaml_node_t *v;
+
+	if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
+	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->attempt > b->tries)
+		return scenario__error(c, v,
+				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+				       f->attempt, b->tries - 1, b->tries);
+	return 0;
+}
+
+/* `hit`, 1 when not given. */
+static int get_hit(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	yaml_node_t *v;
+
+	f->hit = 1;
+	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+		return FC_USAGE;
+	return 0;
+}
+
 static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 				 struct fault *f, const struct fault_bounds *b)
 {
@@ -147,16 +176,7 @@ static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 	     refuse_key(c, n, "resume", f, " (only pause resumes)") < 0) ||
 	    scenario__map_need(c, n, "failpoint", what, &v) < 0 ||
 	    get_failpoint(c, v, "failpoint", f->failpoint) < 0 ||
-	    scenario__map_need(c, n, "attempt", what, &v) < 0 ||
-	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
-		return FC_USAGE;
-	if (f->attempt > b->tries)
-		return scenario__error(c, v,
-				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->attempt, b->tries - 1, b->tries);
-	f->hit = 1;
-	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
-	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+	    get_attempt(c, n, what, f, b) < 0 || get_hit(c, n, f) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "resume", NULL)) &&
 	    parse_resume(c, v, f) < 0)
@@ -245,6 +265,53 @@ static int parse_recover(struct yctx *c, yaml_node_t *n, struct fault *f)
 	return c->failed ? FC_USAGE : 0;
 }
 
+/*
+ * A proxy action: during try `attempt`, through suite proxy `proxy`;
+ * cut/hold count COMMITs (hit), delay needs delay_ms, refuse may start at a
+ * failpoint (failpoint, hit) instead of the try's start.
+ */
+static int parse_proxy_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
+			     const struct fault_bounds *b)
+{
+	bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+		      f->action == FAULT_HOLD_COMMIT;
+	bool at = f->action == FAULT_REFUSE &&
+		  scenario__map_get(c, n, "failpoint", NULL);
+	char what[64];
+	yaml_node_t *v;
+
+	snprintf(what, sizeof(what), "fault with action '%s'",
+		 fault_action_name(f->action));
+	if (refuse_key(c, n, "after_attempt", f, " (it happens during 'attempt')") < 0 ||
+	    refuse_key(c, n, "resume", f, counts ? " (a held COMMIT goes on once the next try ended)" : "") < 0 ||
+	    (f->action != FAULT_DELAY &&
+	     refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) ||
+	    (f->action != FAULT_REFUSE &&
+	     refuse_key(c, n, "failpoint", f, " (it counts COMMITs or messages, not failpoints)") < 0) ||
+	    (!counts && !at &&
+	     refuse_key(c, n, "hit", f, " (hit counts COMMITs, or a refuse's failpoint)") < 0))
+		return FC_USAGE;
+	if (at) {
+		if (parse_failpoint_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else {
+		if (get_attempt(c, n, what, f, b) < 0 ||
+		    (counts && get_hit(c, n, f) < 0))
+			return FC_USAGE;
+	}
+	if (f->action == FAULT_DELAY &&
+	    (scenario__map_need(c, n, "delay_ms", what, &v) < 0 ||
+	     scenario__get_int(c, v, "delay_ms", 1, 60000, &f->delay_ms) < 0))
+		return FC_USAGE;
+	if (scenario__map_need(c, n, "proxy", what, &v) < 0 ||
+	    scenario__get_name(c, v, "proxy", f->proxy) < 0)
+		return FC_USAGE;
+	if (!suite_proxy(c->suite, f->proxy))
+		return scenario__error(c, v, "'%s' names no proxy of the suite (see 'proxies')",
+				       f->proxy);
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -260,7 +327,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		return FC_USAGE;
 	if (fault_action_parse(action, &f->action) < 0)
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, recover, stop_member or start_member)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay)",
 				       action);
 	if (fault_is_member_action(f->action)) {
 		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
@@ -272,6 +339,12 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 			return FC_USAGE;
 	} else if (refuse_key(c, n, "member", f, " (only stop_member and start_member)") < 0 ||
 		   refuse_key(c, n, "service", f, " (only stop_member and start_member)") < 0) {
+		return FC_USAGE;
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_proxy_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
+		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
 		return FC_USAGE;
 	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
 		   f->action == FAULT_FAIL) {

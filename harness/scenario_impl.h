@@ -129,6 +129,10 @@ int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list,
 			      struct suite *s)
 	FC_MUST_CHECK;
 
+/* The `proxies:` list (scenario_proxies.c).  Needs s->services parsed. */
+int scenario__parse_proxies(struct yctx *c, yaml_node_t *list,
+			    struct suite *s) FC_MUST_CHECK;
+
 /* Release what one scenario owns (not the struct itself). */
 void scenario__scenario_release(struct scenario *sc);
 

@@ -30,8 +30,10 @@ static const struct {
 } letters[] = {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
-	{ 's', FAULT_CHANGE_SOURCE }, { 'r', FAULT_RECOVER },
+	{ 's', FAULT_CHANGE_SOURCE }, { 'o', FAULT_RECOVER },
 	{ 'd', FAULT_STOP_MEMBER }, { 'u', FAULT_START_MEMBER },
+	{ 'c', FAULT_CUT_AFTER_COMMIT }, { 'h', FAULT_HOLD_COMMIT },
+	{ 'r', FAULT_REFUSE }, { 'w', FAULT_DELAY },
 };
 
 /* The operator decisions of recover faults in the string form. */
@@ -62,9 +64,16 @@ static bool member_valid(const char *s, size_t max)
 	return true;
 }
 
-/* "=[SERVICE/]MEMBER" of a member action into buf. */
+/* "=[SERVICE/]MEMBER" of a member action, "=PROXY" of a proxy action,
+ * into buf. */
 static int format_member(const struct fault *f, char *buf, size_t size)
 {
+	if (fault_is_proxy_action(f->action)) {
+		if (!member_valid(f->proxy, sizeof(f->proxy)))
+			return FC_USAGE;
+		snprintf(buf, size, "=%s", f->proxy);
+		return 0;
+	}
 	if (!fault_is_member_action(f->action)) {
 		buf[0] = '\0';
 		return 0;
@@ -80,7 +89,7 @@ static int format_member(const struct fault *f, char *buf, size_t size)
 static int format_one(const struct fault *f, char *buf, size_t size)
 {
 	char op[24] = "", hit[24] = "", resume[FAILPOINT_NAME_MAX + 2] = "";
-	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2];
+	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2], delay[24] = "";
 	char letter = 0;
 
 	for (size_t i = 0; i < NLETTERS; i++)
@@ -95,10 +104,27 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX ||
 		    f->decision <= DECIDE_NONE || (size_t)f->decision >= NDECISIONS)
 			return FC_USAGE;
-		return snprintf(buf, size, "r:%s@%d%s%s%s",
+		return snprintf(buf, size, "o:%s@%d%s%s%s",
 				decision_words[f->decision], f->after_attempt, op,
 				f->force ? "+force" : "",
 				f->wrong_target ? "+wrong_target" : "");
+	}
+	if (fault_is_proxy_action(f->action) && !fault_at_failpoint(f)) {
+		/* during try `attempt`: c/h carry a hit, w a delay */
+		bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+			      f->action == FAULT_HOLD_COMMIT;
+
+		if (f->attempt < 1 || f->attempt > NUMBER_MAX ||
+		    (counts && (f->hit < 1 || f->hit > NUMBER_MAX)) ||
+		    (f->action == FAULT_DELAY &&
+		     (f->delay_ms < 1 || f->delay_ms > NUMBER_MAX)))
+			return FC_USAGE;
+		if (counts && f->hit != 1)
+			snprintf(hit, sizeof(hit), "#%d", f->hit);
+		if (f->action == FAULT_DELAY)
+			snprintf(delay, sizeof(delay), "*%d", f->delay_ms);
+		return snprintf(buf, size, "%c@%d%s%s%s%s", letter, f->attempt,
+				hit, delay, op, member);
 	}
 	if (!fault_at_failpoint(f)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
@@ -262,7 +288,7 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s, r, d, u)");
+	return fail(c, "an action (k, p, f, x, l, s, o, d, u, c, h, r, w)");
 }
 
 static int parse_decision(struct cursor *c, struct fault *f)
@@ -351,6 +377,30 @@ static int parse_member(struct cursor *c, struct fault *f)
 	return parse_member_name(c, f->member, sizeof(f->member));
 }
 
+/* "@ATTEMPT[#HIT]" of cut/hold, "@ATTEMPT*MS" of delay, "@ATTEMPT" of
+ * refuse: proxy actions during a try. */
+static int parse_during(struct cursor *c, struct fault *f)
+{
+	if (*c->p != '@')
+		return fail(c, "'@' and an attempt");
+	c->p++;
+	if (parse_number(c, "an attempt number", &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->action == FAULT_CUT_AFTER_COMMIT || f->action == FAULT_HOLD_COMMIT) {
+		f->hit = 1;
+		if (*c->p == '#') {
+			c->p++;
+			return parse_number(c, "a hit number", &f->hit);
+		}
+	} else if (f->action == FAULT_DELAY) {
+		if (*c->p != '*')
+			return fail(c, "'*' and a delay in milliseconds");
+		c->p++;
+		return parse_number(c, "a delay in milliseconds", &f->delay_ms);
+	}
+	return 0;
+}
+
 static int parse_fault(struct cursor *c, struct fault *f)
 {
 	bool at;
@@ -365,9 +415,9 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_decision(c, f) < 0)
 			return FC_USAGE;
 	}
-	at = fault_is_member_action(f->action) ? *c->p == ':'
-		: (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-		   f->action == FAULT_FAIL);
+	at = fault_is_member_action(f->action) || f->action == FAULT_REFUSE ?
+		*c->p == ':' : (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+				f->action == FAULT_FAIL);
 	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
@@ -385,6 +435,9 @@ static int parse_fault(struct cursor *c, struct fault *f)
 			if (parse_number(c, "a hit number", &f->hit) < 0)
 				return FC_USAGE;
 		}
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_during(c, f) < 0)
+			return FC_USAGE;
 	} else {
 		if (*c->p != '@')
 			return fail(c, "'@' and the attempt it follows");
@@ -404,6 +457,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 	}
 	if (f->action == FAULT_RECOVER)
 		parse_recover_flags(c, f);
+	if (fault_is_proxy_action(f->action)) {
+		if (*c->p != '=')
+			return fail(c, "'=' and a proxy");
+		c->p++;
+		return parse_member_name(c, f->proxy, sizeof(f->proxy)) < 0 ? FC_USAGE :
+		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");
+	}
 	if (fault_is_member_action(f->action))
 		return parse_member(c, f) < 0 ? FC_USAGE :
 		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");

@@ -13,10 +13,15 @@
  *        for lose_xcom (x), lose_pod (l), change_source (s)
  *   stop_member (d) and start_member (u) take either form, then
  *        '=' [SERVICE '/'] MEMBER: "d:after_lease@1=m2", "u@2=etcd/m2"
- *   'r:' DECISION '@' AFTER_ATTEMPT ['/op' N] ['+force'] ['+wrong_target']
+ *   'o:' DECISION '@' AFTER_ATTEMPT ['/op' N] ['+force'] ['+wrong_target']
  *        for recover; DECISION is committed or failed_pre_commit
+ *   proxy actions happen during try ATTEMPT and end with '=' PROXY:
+ *        cut_after_commit (c), hold_commit (h): ACTION '@' ATTEMPT ['#' HIT]
+ *        delay (w):  'w' '@' ATTEMPT '*' MS
+ *        refuse (r): 'r' '@' ATTEMPT, or the failpoint form "r:FP@2" (from
+ *        that hit on); then ['/op' N] '=' PROXY: "c@1=pg", "r:after_claim@2=pgj"
  * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2",
- * "r:committed@2".
+ * "o:committed@2".
  */
 #ifndef FENCECERT_SCHEDULE_H
 #define FENCECERT_SCHEDULE_H

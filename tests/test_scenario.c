@@ -308,6 +308,38 @@ static void test_services(void **state)
 	suite_free(s);
 }
 
+static void test_proxies(void **state)
+{
+	struct suite *s = load_good("proxies.yaml");
+	const struct scenario *sc = &s->scenarios[0];
+	const struct fault *f = sc->faults;
+	char form[SCHEDULE_STR_MAX];
+
+	assert_int_equal(s->nproxies, 2);
+	assert_string_equal(s->proxies[0].name, "pgj");
+	assert_string_equal(s->proxies[0].upstream, "{service:pg}");
+	assert_ptr_equal(suite_proxy(s, "raw"), &s->proxies[1]);
+	assert_null(suite_proxy(s, "nope"));
+	assert_string_equal(s->routes[0].journal, "{proxy:pgj}?schema={schedule_id}");
+	assert_non_null(sc->routes);
+	assert_string_equal(sc->routes[0], "r");
+	assert_null(sc->routes[1]);
+	assert_null(s->scenarios[0].routes[1]);
+	assert_int_equal(sc->nfaults, 4);
+	assert_int_equal(f[0].action, FAULT_CUT_AFTER_COMMIT);
+	assert_int_equal(f[0].hit, 2);
+	assert_string_equal(f[0].proxy, "pgj");
+	assert_int_equal(f[1].action, FAULT_HOLD_COMMIT);
+	assert_int_equal(f[1].hit, 1);
+	assert_false(fault_at_failpoint(&f[1]));
+	assert_int_equal(f[2].action, FAULT_REFUSE);
+	assert_true(fault_at_failpoint(&f[2]));
+	assert_int_equal(f[3].delay_ms, 30);
+	assert_int_equal(schedule_format(f, 4, form, sizeof(form)), 0);
+	assert_string_equal(form, "c@1#2=pgj;h@2=pgj;r:after_lease@3#2=pgj;w@4*30/op1=raw");
+	suite_free(s);
+}
+
 static void test_extensions(void **state)
 {
 	struct suite *s = load_good("extensions.yaml");
@@ -398,10 +430,11 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
  * back to the same faults. */
 static void test_loaded_faults_round_trip(void **state)
 {
-	const char *files[] = { "example.yaml", "extensions.yaml", "services.yaml" };
+	const char *files[] = { "example.yaml", "extensions.yaml", "services.yaml",
+				"proxies.yaml" };
 	int checked = 0;
 
-	for (size_t f = 0; f < 3; f++) {
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct suite *s = load_good(files[f]);
 
 		for (size_t i = 0; i < s->nscenarios; i++) {
@@ -686,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_services),
+		cmocka_unit_test(test_proxies),
 		cmocka_unit_test(test_loaded_faults_round_trip),
 		cmocka_unit_test(test_alias_expansion_budget),
 		cmocka_unit_test(test_node_limit),

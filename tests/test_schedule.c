@@ -28,7 +28,8 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       strcmp(a->member, b->member) == 0 &&
 	       strcmp(a->service, b->service) == 0 &&
 	       a->decision == b->decision && a->force == b->force &&
-	       a->wrong_target == b->wrong_target;
+	       a->wrong_target == b->wrong_target &&
+	       strcmp(a->proxy, b->proxy) == 0 && a->delay_ms == b->delay_ms;
 }
 
 static struct fault member(struct fault f, const char *service, const char *m)
@@ -61,6 +62,20 @@ static struct fault operator(enum operator_decision d, int after, int op,
 			       .wrong_target = wrong_target };
 }
 
+/* A proxy fault during try `attempt` (hit for cut/hold, ms for delay). */
+static struct fault proxied(struct fault f, const char *proxy, int ms)
+{
+	snprintf(f.proxy, sizeof(f.proxy), "%s", proxy);
+	f.delay_ms = ms;
+	return f;
+}
+
+static struct fault during(enum fault_action a, int attempt, int hit, int op)
+{
+	return (struct fault){ .action = a, .attempt = attempt, .hit = hit,
+			       .operation = op };
+}
+
 /* Known faults and their one canonical string. */
 static void test_known_strings(void **state)
 {
@@ -84,13 +99,20 @@ static void test_known_strings(void **state)
 		  "u@2/op1=etcd-1/m3" },
 		{ member(at_fp(FAULT_START_MEMBER, "x", 3, 2, 0), "e.x", "m1"),
 		  "u:x@3#2=e.x/m1" },
-		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "r:committed@2" },
+		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "o:committed@2" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 3, 1, true, false),
-		  "r:failed_pre_commit@3/op1+force" },
+		  "o:failed_pre_commit@3/op1+force" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 2, 0, true, true),
-		  "r:failed_pre_commit@2+force+wrong_target" },
+		  "o:failed_pre_commit@2+force+wrong_target" },
 		{ operator(DECIDE_MARK_COMMITTED, 1, 2, false, true),
-		  "r:committed@1/op2+wrong_target" },
+		  "o:committed@1/op2+wrong_target" },
+		{ proxied(during(FAULT_CUT_AFTER_COMMIT, 1, 1, 0), "pg", 0), "c@1=pg" },
+		{ proxied(during(FAULT_CUT_AFTER_COMMIT, 2, 3, 1), "pg-t", 0), "c@2#3/op1=pg-t" },
+		{ proxied(during(FAULT_HOLD_COMMIT, 1, 2, 0), "pg", 0), "h@1#2=pg" },
+		{ proxied(during(FAULT_REFUSE, 2, 0, 0), "pgj", 0), "r@2=pgj" },
+		{ proxied(at_fp(FAULT_REFUSE, "after_claim", 2, 1, 0), "pgj", 0),
+		  "r:after_claim@2=pgj" },
+		{ proxied(during(FAULT_DELAY, 1, 0, 2), "p.x", 50), "w@1*50/op2=p.x" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -137,7 +159,9 @@ static void test_accepted_forms(void **state)
 		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
 		{ "stop_member:after_lease@1#1=m2;start_member@1=e/m2",
 		  "d:after_lease@1=m2;u@1=e/m2" },
-		{ "recover:committed@2;x@2", "r:committed@2;x@2" },
+		{ "recoveo:committed@2;x@2", "o:committed@2;x@2" },
+		{ "cut_after_commit@1#1=pg;hold_commit@2=pg;refuse@3=j;delay@1*7=j",
+		  "c@1=pg;h@2=pg;r@3=j;w@1*7=j" },
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -191,6 +215,21 @@ static struct fault random_fault(uint64_t *rng)
 		snprintf(f.service, sizeof(f.service), "%s", services[next(rng) % 4]);
 		snprintf(f.member, sizeof(f.member), "m%d", (int)(next(rng) % 3) + 1);
 		member_at = next(rng) % 2;
+	}
+	if (fault_is_proxy_action(f.action)) {
+		static const char *const proxies[] = { "pg", "p.g-1_x", "9" };
+
+		snprintf(f.proxy, sizeof(f.proxy), "%s", proxies[next(rng) % 3]);
+		member_at = f.action == FAULT_REFUSE && next(rng) % 2;
+		if (!member_at) {
+			f.attempt = numbers[next(rng) % 8];
+			if (f.action == FAULT_CUT_AFTER_COMMIT ||
+			    f.action == FAULT_HOLD_COMMIT)
+				f.hit = numbers[next(rng) % 8];
+			if (f.action == FAULT_DELAY)
+				f.delay_ms = numbers[next(rng) % 8];
+			return f;
+		}
 	}
 	if (f.action == FAULT_KILL || f.action == FAULT_PAUSE ||
 	    f.action == FAULT_FAIL || member_at) {
@@ -285,14 +324,20 @@ static void test_bad_strings(void **state)
 		{ "u@1=m2x y", "unexpected ' ' at position 8, expected ';' or the end" },
 		{ "u@1=-m", "unexpected '-' at position 5, expected a member name" },
 		{ "k:a@1=m2", "unexpected '=' at position 6" },
+		{ "c@1", "ends at position 4, expected '=' and a proxy" },
+		{ "c:a@1=pg", "unexpected ':' at position 2, expected '@' and an attempt" },
+		{ "w@1=pg", "unexpected '=' at position 4, expected '*' and a delay" },
+		{ "w@1*0=pg", "position 5, expected a number from 1" },
+		{ "r@1#2=pg", "unexpected '#' at position 4, expected '=' and a proxy" },
+		{ "h@1=", "ends at position 5, expected a member name" },
 		{ "u@1=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 		  "position 5, expected a member name of at most 31" },
 		{ "r@2", "unexpected '@' at position 2, expected ':' and an operator decision" },
 		{ "r:commit@2", "position 3, expected an operator decision (committed, failed_pre_commit)" },
-		{ "r:committed", "ends at position 12, expected '@'" },
-		{ "r:committed@2+wrong_target+force",
+		{ "o:committed", "ends at position 12, expected '@'" },
+		{ "o:committed@2+wrong_target+force",
 		  "unexpected '+' at position 27, expected '/op', '+force', '+wrong_target', ';' or the end" },
-		{ "r:committed@2#1", "unexpected '#' at position 14" },
+		{ "o:committed@2#1", "unexpected '#' at position 14" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
