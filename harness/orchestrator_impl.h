@@ -35,6 +35,8 @@ struct orch {
 	long long t0;        /* monotonic start */
 	long long zombie_wait_ms;
 	int tries;
+	int max_try;         /* highest try number a task may reach: tries, more
+				after an operator cleared a task */
 	bool *resume_done;   /* per fault: its resume happened as asked */
 	int rc;              /* fatal (out of memory) */
 };
@@ -56,5 +58,16 @@ char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void orch__free_list(char **v);
+
+/* This fencecert binary (what routes get as FENCECERT_BIN). */
+const char *orch__self_exe(void);
+
+/* orchestrator_recover.c: fault fi (recover) after try k of op: run the
+ * operator's `fencecert recover plan` and `recover apply`.  Returns apply's
+ * exit status (0: it moved the operation), or -1 when it could not run;
+ * `what` describes it for the record; *lease_left_ms is how long the lease
+ * apply took is still held (0: none). */
+int orch__operator(struct orch *o, int fi, int op, int k, char *what,
+		   size_t whatlen, long long *lease_left_ms);
 
 #endif

@@ -30,8 +30,15 @@ static const struct {
 } letters[] = {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
-	{ 's', FAULT_CHANGE_SOURCE },
+	{ 's', FAULT_CHANGE_SOURCE }, { 'r', FAULT_RECOVER },
 };
+
+/* The operator decisions of recover faults in the string form. */
+static const char *const decision_words[] = {
+	[DECIDE_MARK_COMMITTED] = "committed",
+	[DECIDE_MARK_FAILED_PRE_COMMIT] = "failed_pre_commit",
+};
+#define NDECISIONS (sizeof(decision_words) / sizeof(decision_words[0]))
 #define NLETTERS (sizeof(letters) / sizeof(letters[0]))
 
 static bool at_failpoint(enum fault_action a)
@@ -51,6 +58,15 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		return FC_USAGE;
 	if (f->operation > 0)
 		snprintf(op, sizeof(op), "/op%d", f->operation);
+	if (f->action == FAULT_RECOVER) {
+		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX ||
+		    f->decision <= DECIDE_NONE || (size_t)f->decision >= NDECISIONS)
+			return FC_USAGE;
+		return snprintf(buf, size, "r:%s@%d%s%s%s",
+				decision_words[f->decision], f->after_attempt, op,
+				f->force ? "+force" : "",
+				f->wrong_target ? "+wrong_target" : "");
+	}
 	if (!at_failpoint(f->action)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
 			return FC_USAGE;
@@ -212,7 +228,37 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s)");
+	return fail(c, "an action (k, p, f, x, l, s, r)");
+}
+
+static int parse_decision(struct cursor *c, struct fault *f)
+{
+	size_t len = 0;
+
+	while (name_char(c->p[len]))
+		len++;
+	for (size_t d = 1; d < NDECISIONS; d++) {
+		if (strlen(decision_words[d]) == len &&
+		    strncmp(c->p, decision_words[d], len) == 0) {
+			f->decision = (enum operator_decision)d;
+			c->p += len;
+			return 0;
+		}
+	}
+	return fail(c, "an operator decision (committed, failed_pre_commit)");
+}
+
+/* "+force" then "+wrong_target", each optional, in that order. */
+static void parse_recover_flags(struct cursor *c, struct fault *f)
+{
+	if (strncmp(c->p, "+force", 6) == 0 && !name_char(c->p[6])) {
+		f->force = true;
+		c->p += 6;
+	}
+	if (strncmp(c->p, "+wrong_target", 13) == 0 && !name_char(c->p[13])) {
+		f->wrong_target = true;
+		c->p += 13;
+	}
 }
 
 static int parse_resume(struct cursor *c, struct fault *f)
@@ -236,6 +282,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 	memset(f, 0, sizeof(*f));
 	if (parse_action(c, &f->action) < 0)
 		return FC_USAGE;
+	if (f->action == FAULT_RECOVER) {
+		if (*c->p != ':')
+			return fail(c, "':' and an operator decision");
+		c->p++;
+		if (parse_decision(c, f) < 0)
+			return FC_USAGE;
+	}
 	if (at_failpoint(f->action)) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
@@ -270,9 +323,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_resume(c, f) < 0)
 			return FC_USAGE;
 	}
+	if (f->action == FAULT_RECOVER)
+		parse_recover_flags(c, f);
 	if (*c->p != ';' && *c->p != '\0')
 		return fail(c, f->action == FAULT_PAUSE ? "'#', '/op', '>', ';' or the end"
 			    : at_failpoint(f->action) ? "'#', '/op', ';' or the end"
+			    : f->action == FAULT_RECOVER ?
+			    "'/op', '+force', '+wrong_target', ';' or the end"
 			    : "'/op', ';' or the end");
 	return 0;
 }

@@ -11,7 +11,10 @@
  *        attempt), "never", or a failpoint name the next attempt must reach
  *   ACTION '@' AFTER_ATTEMPT ['/op' N]
  *        for lose_xcom (x), lose_pod (l), change_source (s)
- * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2".
+ *   'r:' DECISION '@' AFTER_ATTEMPT ['/op' N] ['+force'] ['+wrong_target']
+ *        for recover; DECISION is committed or failed_pre_commit
+ * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2",
+ * "r:committed@2".
  */
 #ifndef FENCECERT_SCHEDULE_H
 #define FENCECERT_SCHEDULE_H

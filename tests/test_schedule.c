@@ -24,7 +24,9 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       a->after_attempt == b->after_attempt &&
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
-	       strcmp(a->resume_at, b->resume_at) == 0;
+	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       a->decision == b->decision && a->force == b->force &&
+	       a->wrong_target == b->wrong_target;
 }
 
 static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
@@ -40,6 +42,14 @@ static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
 static struct fault between(enum fault_action a, int after, int op)
 {
 	return (struct fault){ .action = a, .after_attempt = after, .operation = op };
+}
+
+static struct fault operator(enum operator_decision d, int after, int op,
+			     bool force, bool wrong_target)
+{
+	return (struct fault){ .action = FAULT_RECOVER, .after_attempt = after,
+			       .operation = op, .decision = d, .force = force,
+			       .wrong_target = wrong_target };
 }
 
 /* Known faults and their one canonical string. */
@@ -59,6 +69,13 @@ static void test_known_strings(void **state)
 		{ between(FAULT_CHANGE_SOURCE, 1, 1), "s@1/op1" },
 		{ resume_at, "p:after_prepared@1>after_reconcile_probe" },
 		{ never, "p:a@1>never" },
+		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "r:committed@2" },
+		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 3, 1, true, false),
+		  "r:failed_pre_commit@3/op1+force" },
+		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 2, 0, true, true),
+		  "r:failed_pre_commit@2+force+wrong_target" },
+		{ operator(DECIDE_MARK_COMMITTED, 1, 2, false, true),
+		  "r:committed@1/op2+wrong_target" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -103,6 +120,7 @@ static void test_accepted_forms(void **state)
 		{ "lose_xcom@1;lose_pod@1;change_source@2/op3", "x@1;l@1;s@2/op3" },
 		{ "p:a@1>next2", "p:a@1>next2" },
 		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
+		{ "recover:committed@2;x@2", "r:committed@2;x@2" },
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -161,6 +179,12 @@ static struct fault random_fault(uint64_t *rng)
 		}
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
+	}
+	if (f.action == FAULT_RECOVER) {
+		f.decision = next(rng) % 2 ? DECIDE_MARK_COMMITTED :
+			     DECIDE_MARK_FAILED_PRE_COMMIT;
+		f.force = next(rng) % 2;
+		f.wrong_target = next(rng) % 2;
 	}
 	return f;
 }
@@ -229,6 +253,12 @@ static void test_bad_strings(void **state)
 		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
 		{ "k:a@1#2#3", "unexpected '#' at position 8" },
 		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
+		{ "r@2", "unexpected '@' at position 2, expected ':' and an operator decision" },
+		{ "r:commit@2", "position 3, expected an operator decision (committed, failed_pre_commit)" },
+		{ "r:committed", "ends at position 12, expected '@'" },
+		{ "r:committed@2+wrong_target+force",
+		  "unexpected '+' at position 27, expected '/op', '+force', '+wrong_target', ';' or the end" },
+		{ "r:committed@2#1", "unexpected '#' at position 14" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
