@@ -50,10 +50,10 @@
  *     failed COMMIT, PREPARE or COMMIT PREPARED is FC_ERR_COMMIT_UNKNOWN;
  *     the probe decides.
  *  5. pg-2pc: a transaction left prepared holds its locks (the epoch row)
- *     until resolved, so prepare() and the probe first finish it (COMMIT
- *     PREPARED): it passed every check while its epoch was current, and
- *     only becoming visible is left.  An operator may instead roll it back
- *     (`fencecert recover`).
+ *     until resolved, so prepare(), apply() and the probe first roll it
+ *     back (ROLLBACK PREPARED): its attempt is gone, what any reader saw
+ *     of it was "absent", and afterwards it provably cannot land.  An
+ *     operator may instead commit it (`fencecert recover`).
  *  6. Tables are created lazily, in their own transaction under an
  *     advisory lock (concurrent CREATE ... IF NOT EXISTS can collide); a
  *     probe never creates them: no fence table means nothing was applied.
@@ -193,9 +193,9 @@ static int pg_prepare(fence *f, const char *op, long long epoch)
 		return fence_pg__fail(f, &s->main, rc);
 	if ((rc = ensure_tables(f, NULL)))
 		return rc;
-	/* A prepared transaction of op holds the epoch row: finish it. */
+	/* A prepared transaction of op holds the epoch row: end it. */
 	if (s->kind == PG_FENCE_2PC &&
-	    (rc = fence_pg__resolve_prepared(f, op, 1, NULL)))
+	    (rc = fence_pg__resolve_prepared(f, op, 0, NULL)))
 		return rc;
 	rc = journal_pg__exec_n(&s->main, "INSERT INTO fencecert_epoch AS e"
 				"(operation_id, epoch) VALUES($1, $2::bigint) "
@@ -443,7 +443,7 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	if ((rc = ensure_tables(f, b->table)))
 		return rc;
 	if (s->kind == PG_FENCE_2PC &&
-	    (rc = fence_pg__resolve_prepared(f, b->operation_id, 1, NULL)))
+	    (rc = fence_pg__resolve_prepared(f, b->operation_id, 0, NULL)))
 		return rc;
 	if ((rc = journal_pg__exec_n(&s->main, "BEGIN", 0, NULL,
 				     PGRES_COMMAND_OK, "start the apply in",

@@ -4,7 +4,7 @@
  *
  *   probe(op):
  *     no fence table ----------------------------------------> ABSENT
- *     op prepared (pg_prepared_xacts) -> COMMIT PREPARED        (pg-2pc)
+ *     op prepared (pg_prepared_xacts) -> ROLLBACK PREPARED      (pg-2pc)
  *     one statement (one snapshot): op's fence row and op's fencecert_xact
  *     rows with pg_xact_status(xid)
  *     fence row --------------------------------------------> APPLIED
@@ -28,9 +28,10 @@
  *     UNKNOWN.
  *  3. The probe decides what is pending, so that a retry is not stuck
  *     behind an attempt that will never finish: a transaction of op left
- *     prepared is committed (it passed every check while its epoch was
- *     current and is durable; becoming visible is all its own attempt had
- *     left to do), and the session of an apply of op still in flight (its
+ *     prepared is rolled back (its attempt is gone; every reader saw it as
+ *     absent, and afterwards it provably cannot land -- committing it
+ *     instead would turn an absence someone already observed into a
+ *     presence), and the session of an apply of op still in flight (its
  *     COMMIT held back by a network fault, its worker paused or gone) is
  *     ended.  PostgreSQL then settles that transaction for good: a COMMIT
  *     it is already processing completes, anything else is rolled back.
@@ -247,7 +248,7 @@ static int look(fence *f, const char *op, struct fence_probe *out,
 	return 0;
 }
 
-/* A transaction of op left prepared: finish it (invariant 3), or with
+/* A transaction of op left prepared: roll it back (invariant 3), or with
  * hands_off say UNKNOWN at once (its xid would only look "in progress"
  * until the wait runs out). */
 static int prepared_step(fence *f, const char *op)
@@ -259,7 +260,7 @@ static int prepared_step(fence *f, const char *op)
 		return 0;
 	if (!s->hands_off)
 		return s->kind == PG_FENCE_2PC ?
-		       fence_pg__resolve_prepared(f, op, 1, NULL) : 0;
+		       fence_pg__resolve_prepared(f, op, 0, NULL) : 0;
 	if ((rc = prepared_walk(f, op, -1, &n)))
 		return rc;
 	if (n)

@@ -24,6 +24,8 @@
 	F(int, PQconsumeInput, (PGconn *conn), (conn), 0) \
 	F(char *, PQerrorMessage, (const PGconn *conn), (conn), \
 	  (char *)"libpq is not loaded") \
+	F(char *, PQescapeLiteral, (PGconn *conn, const char *str, \
+	  size_t length), (conn, str, length), NULL) \
 	F(PGresult *, PQexec, (PGconn *conn, const char *query), \
 	  (conn, query), NULL) \
 	F(PGresult *, PQexecPrepared, (PGconn *conn, const char *stmtName, \
@@ -38,6 +40,8 @@
 	F(int, PQgetlength, (const PGresult *res, int tup, int field), \
 	  (res, tup, field), 0) \
 	F(PGresult *, PQgetResult, (PGconn *conn), (conn), NULL) \
+	F(int, PQgetisnull, (const PGresult *res, int tup, int field), \
+	  (res, tup, field), 1) \
 	F(char *, PQgetvalue, (const PGresult *res, int tup, int field), \
 	  (res, tup, field), NULL) \
 	F(int, PQisBusy, (PGconn *conn), (conn), 0) \

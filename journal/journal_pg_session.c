@@ -503,7 +503,7 @@ int journal_pg__open_as(journal *j, const char *url, const char *kind,
 	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
 		journal_pg__close(p);
 		j->impl = NULL;
-		return rc;
+		return rc == FC_JOURNAL_UNAVAILABLE ? unavailable : rc;
 	}
 	if ((rc = pg_parse_url(j, p, url)) || (connect && (rc = pg_connect(j)))) {
 		journal_pg__close(p);
