@@ -51,6 +51,7 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_LOSE_XCOM] = "lose_xcom",
 	[FAULT_LOSE_POD] = "lose_pod",
 	[FAULT_CHANGE_SOURCE] = "change_source",
+	[FAULT_SYSCALL] = "syscall",
 };
 static const char *const verdict_names[VERDICT_COUNT] = {
 	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",

@@ -11,7 +11,11 @@
  *        attempt), "never", or a failpoint name the next attempt must reach
  *   ACTION '@' AFTER_ATTEMPT ['/op' N]
  *        for lose_xcom (x), lose_pod (l), change_source (s)
- * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2".
+ *   'y' '@' ATTEMPT ['/op' N] '=' RULE
+ *        for a syscall fault: RULE is an inject_seccomp rule string
+ *        (inject_seccomp.h) running to the next ';' or the end
+ * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2",
+ *      "y@1/op1=fsync#2:kill_after@{dir}/journal.db".
  */
 #ifndef FENCECERT_SCHEDULE_H
 #define FENCECERT_SCHEDULE_H
@@ -30,5 +34,20 @@ int schedule_format(const struct fault *faults, size_t n, char *out,
  * message naming the offending character position. */
 int schedule_parse(const char *s, struct fault **faults, size_t *n,
 		   char *err, size_t errlen) FC_MUST_CHECK;
+
+/*
+ * Check a syscall fault's rule string (FAULT_SYSCALL): it parses as an
+ * inject_seccomp rule, holds no ';', its glob's placeholders are valid
+ * ("{dir}", "{env:NAME}") and it fits FAULT_RULE_MAX.  0 or FC_USAGE with
+ * a message.
+ */
+int schedule_rule_check(const char *rule, char *err, size_t errlen)
+	FC_MUST_CHECK;
+
+/* Write the rule "SYSCALL#HIT:ACTION[@GLOB]" (glob NULL or "": none) and
+ * check it as above. */
+int schedule_rule_make(char *out, size_t outlen, const char *syscall,
+		       unsigned long hit, const char *action, const char *glob,
+		       char *err, size_t errlen) FC_MUST_CHECK;
 
 #endif
