@@ -226,7 +226,11 @@ static void collect_syscalls(struct orch *o, int idx)
 			continue;
 		o->rec->fired[fi] = true;
 		if (sf[i].outcome == INJECT_OUT_FAILED) {
-			snprintf(how, sizeof(how), "errno:%d", sf[i].error);
+			const char *e = strerrorname_np(sf[i].error);
+			if (e)
+				snprintf(how, sizeof(how), "errno:%s", e);
+			else
+				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
 			o->rec->attempts[idx].journal_failed |=
 				orch__journal_file(o, sf[i].path);
 		} else {

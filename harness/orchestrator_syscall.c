@@ -42,6 +42,8 @@ static int add_rule(struct orch *o, struct run *r, const char *tmpl,
 	if (rc)
 		return rc;
 	rc = inject_seccomp_plan_add_rule(r->plan, rule);
+	if (!rc && strchr(rule, '@')) /* its glob is in scope, even under /dev */
+		rc = inject_seccomp_plan_watch(r->plan, strchr(rule, '@') + 1);
 	if (rc)
 		snprintf(err, errlen, "syscall rule '%s': %s", rule,
 			 inject_seccomp_plan_errmsg(r->plan));
@@ -56,6 +58,18 @@ static int add_rule(struct orch *o, struct run *r, const char *tmpl,
 	return 0;
 }
 
+static int add_watch(struct orch *o, struct run *r, const char *tmpl,
+		     char *err, size_t errlen)
+{
+	char *glob = NULL;
+	int rc = expand_glob(o, tmpl, &glob, err, errlen);
+
+	if (!rc && (rc = inject_seccomp_plan_watch(r->plan, glob)))
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(r->plan));
+	free(glob);
+	return rc;
+}
+
 /* The discovery plan: count every listed syscall on the listed paths. */
 static int discovery_plan(struct orch *o, struct run *r, char *err,
 			  size_t errlen)
@@ -65,13 +79,8 @@ static int discovery_plan(struct orch *o, struct run *r, char *err,
 
 	for (char **s = e->syscalls; s && *s && !rc; s++)
 		rc = inject_seccomp_plan_intercept(r->plan, *s);
-	for (char **g = e->sys_paths; g && *g && !rc; g++) {
-		char *glob = NULL;
-		rc = expand_glob(o, *g, &glob, err, errlen);
-		if (!rc)
-			rc = inject_seccomp_plan_watch(r->plan, glob);
-		free(glob);
-	}
+	for (char **g = e->sys_paths; g && *g && !rc; g++)
+		rc = add_watch(o, r, *g, err, errlen);
 	if (rc && !*err)
 		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(r->plan));
 	return rc;
@@ -102,6 +111,8 @@ int orch__seccomp_plan(struct orch *o, struct run *r, char *err,
 	}
 	if (!rc && discover)
 		rc = discovery_plan(o, r, err, errlen);
+	else if (!rc) /* the schedule's files, even when its dir is in /dev/shm */
+		rc = add_watch(o, r, "{dir}/*", err, errlen);
 	if (rc)
 		orch__seccomp_release(r);
 	return rc;
