@@ -8,10 +8,11 @@
  *     or when it is the discovery try (op 1, try 1) of a syscall
  *     exploration; every other try runs without a filter.
  *  2. Globs hold "{dir}", never the schedule's directory: rules are
- *     expanded here with the directory glob-escaped, and paths found by
- *     discovery are written back relative to "{dir}", so schedule strings
- *     replay in any directory.
+ *     expanded here with the directory glob-escaped, and discovery counts
+ *     calls per (syscall, scope glob template), so schedule strings replay
+ *     in any directory and meet temp files with random names.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,27 +142,58 @@ void orch__path_glob(const struct orch *o, const char *path, char *out,
 	snprintf(out, outlen, "%s", "?");
 }
 
+/* The calls of `sys` the session saw on paths matching glob. */
+static unsigned long count_matching(const struct inject_seccomp_session *s,
+				    const char *sys, const char *glob)
+{
+	unsigned long n = 0;
+
+	for (size_t i = 0; i < inject_seccomp_stats_len(s); i++) {
+		const char *sy, *path;
+		unsigned long count;
+
+		if (inject_seccomp_stats_get(s, i, &sy, &path, &count) == 0 &&
+		    strcmp(sy, sys) == 0 && fnmatch(glob, path, 0) == 0)
+			n += count;
+	}
+	return n;
+}
+
+/*
+ * Per (syscall, scope glob), not per path: temp files carry random names
+ * (".tmp-6LAcUN"), so a rule must name the glob the occurrence was counted
+ * under for a replay to meet the same call.
+ */
 int orch__seccomp_stats(struct orch *o, int idx,
 			const struct inject_seccomp_session *s)
 {
+	const struct explore_spec *e = o->p->sys_discover;
 	struct rec_attempt *a = &o->rec->attempts[idx];
+	char err[200];
 
-	for (size_t i = 0; s && i < inject_seccomp_stats_len(s); i++) {
-		const char *sys, *path;
-		unsigned long count;
-		char glob[PATH_MAX * 2];
-		struct rec_syscall *rs;
+	for (char **g = e->sys_paths; s && g && *g; g++) {
+		char *glob = NULL;
+		int rc = expand_glob(o, *g, &glob, err, sizeof(err));
 
-		if (inject_seccomp_stats_get(s, i, &sys, &path, &count) < 0)
-			continue;
-		rs = RECORD_PUSH(a->syscalls, a->nsyscalls);
-		if (!rs)
-			return FC_NOMEM;
-		snprintf(rs->syscall, sizeof(rs->syscall), "%s", sys);
-		orch__path_glob(o, path, glob, sizeof(glob));
-		rs->count = count;
-		if (!(rs->path = strdup(glob)))
-			return FC_NOMEM;
+		if (rc) {
+			free(glob);
+			return rc == FC_NOMEM ? rc : 0;
+		}
+		for (char **sys = e->syscalls; sys && *sys; sys++) {
+			unsigned long n = count_matching(s, *sys, glob);
+			struct rec_syscall *rs;
+
+			if (!n)
+				continue;
+			rs = RECORD_PUSH(a->syscalls, a->nsyscalls);
+			if (!rs || !(rs->path = strdup(*g))) {
+				free(glob);
+				return FC_NOMEM;
+			}
+			snprintf(rs->syscall, sizeof(rs->syscall), "%s", *sys);
+			rs->count = n;
+		}
+		free(glob);
 	}
 	return 0;
 }

@@ -39,8 +39,8 @@ struct rec_hit {
 	char answer; /* 'c' continue, 'f' fail, 'k' killed, 'p' paused here */
 };
 
-/* Discovery: how often op 1 try 1 made an intercepted syscall on a path
- * (a glob: "{dir}/..." for files under the schedule's directory). */
+/* Discovery: how often op 1 try 1 made an intercepted syscall on paths
+ * matching one scope glob of the exploration (a template: "{dir}/..."). */
 struct rec_syscall {
 	char syscall[32];
 	char *path;
