@@ -239,8 +239,8 @@ static void collect_syscalls(struct orch *o, int idx)
 				 "kill_after" : "kill_before");
 		}
 		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
-		note_applied(o, fi, idx, r->op, "%s at %s#%lu %.60s", how,
-			     sf[i].syscall, sf[i].occurrence, glob);
+		note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
+			     how, sf[i].syscall, glob, sf[i].occurrence);
 	}
 	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
 		note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
