@@ -24,7 +24,8 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       a->after_attempt == b->after_attempt &&
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
-	       strcmp(a->resume_at, b->resume_at) == 0;
+	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       strcmp(a->rule, b->rule) == 0;
 }
 
 static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
@@ -59,6 +60,12 @@ static void test_known_strings(void **state)
 		{ between(FAULT_CHANGE_SOURCE, 1, 1), "s@1/op1" },
 		{ resume_at, "p:after_prepared@1>after_reconcile_probe" },
 		{ never, "p:a@1>never" },
+		{ { .action = FAULT_SYSCALL, .attempt = 1,
+		    .rule = "fdatasync#2:kill_after@{dir}/journal.db*" },
+		  "y@1=fdatasync#2:kill_after@{dir}/journal.db*" },
+		{ { .action = FAULT_SYSCALL, .attempt = 2, .operation = 1,
+		    .rule = "write:errno:EIO@/x:y#z@w" },
+		  "y@2/op1=write:errno:EIO@/x:y#z@w" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -159,6 +166,14 @@ static struct fault random_fault(uint64_t *rng)
 			if (f.resume == RESUME_AT_NEXT_FAILPOINT)
 				random_name(rng, f.resume_at, 12);
 		}
+	} else if (f.action == FAULT_SYSCALL) {
+		static const char *const rules[] = {
+			"fsync#2:kill_before@{dir}/journal.db*",
+			"fdatasync:errno:EIO", "write#1000000:kill_after@/a:b#c@d",
+			"pwrite64#3:errno:ENOSPC@{dir}/t/*",
+		};
+		f.attempt = numbers[next(rng) % 8];
+		strcpy(f.rule, rules[next(rng) % 4]);
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
 	}
@@ -229,6 +244,13 @@ static void test_bad_strings(void **state)
 		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
 		{ "k:a@1#2#3", "unexpected '#' at position 8" },
 		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
+		{ "y@1", "ends at position 4, expected '/op' or '='" },
+		{ "y:fsync@1", "unexpected ':' at position 2, expected '@'" },
+		{ "y@1=", "at position 5: " },
+		{ "y@1=fsync:boom", "at position 5: unknown action 'boom'" },
+		{ "y@1=nosuch:kill_before", "at position 5: " },
+		{ "y@1=ftruncate:kill_after", "kill_after is not supported" },
+		{ "y@1=fsync:kill_before@{nope}", "unknown placeholder '{nope}'" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -270,6 +292,10 @@ static void test_format_refuses(void **state)
 		at_fp(FAULT_KILL, "a", 1, 1, -1),
 		between(FAULT_LOSE_XCOM, 0, 0),
 		at_fp(FAULT_ACTION_COUNT, "a", 1, 1, 0),
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "fsync:kill_before@a;b" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "ftruncate:kill_after" },
+		{ .action = FAULT_SYSCALL, .attempt = 0, .rule = "fsync:kill_before" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "" },
 	};
 	struct fault pause = at_fp(FAULT_PAUSE, "a", 1, 1, 0);
 	struct fault many[200];
