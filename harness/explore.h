@@ -20,9 +20,10 @@
  *               the points discovered, with lost XCom / pods in between
  *
  * A syscall exploration (explore.syscalls) has two waves instead: its
- * discovery counts every (syscall, path) of op 1 try 1 (kind "discovery",
- * orchestrator param sys_discover), then every occurrence x action is one
- * schedule "y@1/op1=SYSCALL#N:ACTION@PATH" (kind "syscall"); kill_after
+ * discovery counts the calls of op 1 try 1 per (syscall, scope glob)
+ * (kind "discovery", orchestrator param sys_discover), then every
+ * occurrence x action is one schedule "y@1/op1=SYSCALL#N:ACTION@GLOB"
+ * (kind "syscall"); kill_after
  * only where inject_seccomp_syscall_info() supports it.  The retry after
  * each fault runs without faults: it must recover.
  *

@@ -72,8 +72,8 @@ struct explore_spec {
 	uint64_t random_seed;
 	int max_faults;          /* random: faults per schedule (default 3) */
 	/* syscalls: [...] -- a syscall-fault exploration instead (then the
-	 * fields above are unused): discovery counts every (syscall, path) of
-	 * op 1 try 1 under the `paths` globs, then each occurrence x action is
+	 * fields above are unused): discovery counts the calls of op 1 try 1
+	 * per (syscall, glob of `paths`), then each occurrence x action is
 	 * one schedule.  NULL-terminated; sys_actions are rule actions
 	 * ("kill_before", "kill_after", "errno:EIO"). */
 	char **syscalls;
