@@ -410,13 +410,28 @@ static int check_path_glob(struct yctx *c, yaml_node_t *n, const char *s)
 	return 0;
 }
 
+/* The list under key (1..max entries), or the one-entry list {dflt}. */
+static int get_list_or(struct yctx *c, yaml_node_t *map, const char *key,
+		       size_t max,
+		       int (*check)(struct yctx *, yaml_node_t *, const char *),
+		       const char *dflt, char ***out)
+{
+	yaml_node_t *v = scenario__map_get(c, map, key, NULL);
+
+	if (v)
+		return scenario__get_strv(c, v, key, 1, max, check, out);
+	if (!(*out = calloc(2, sizeof(char *))) || !((*out)[0] = strdup(dflt)))
+		return scenario__error(c, map, "out of memory");
+	return 0;
+}
+
 /* explore: {syscalls: [...], actions: [...], paths: [...]} */
 static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
 				  yaml_node_t *list, struct explore_spec *e)
 {
 	static const char *const other[] = { "failpoints", "interleavings",
 					      "random", NULL };
-	yaml_node_t *v, *k = NULL;
+	yaml_node_t *k = NULL;
 
 	for (const char *const *o = other; *o; o++)
 		if (scenario__map_get(c, n, *o, &k))
@@ -426,22 +441,11 @@ static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
 	if (scenario__get_strv(c, list, "syscalls", 1, 32, check_syscall,
 			       &e->syscalls) < 0)
 		return FC_USAGE;
-	if ((v = scenario__map_get(c, n, "actions", NULL))) {
-		if (scenario__get_strv(c, v, "actions", 1, 8, check_sys_action,
-				       &e->sys_actions) < 0)
-			return FC_USAGE;
-	} else if (!(e->sys_actions = calloc(2, sizeof(char *))) ||
-		   !(e->sys_actions[0] = strdup("kill_before"))) {
-		return scenario__error(c, n, "out of memory");
-	}
-	if ((v = scenario__map_get(c, n, "paths", NULL))) {
-		if (scenario__get_strv(c, v, "paths", 1, 16, check_path_glob,
-				       &e->sys_paths) < 0)
-			return FC_USAGE;
-	} else if (!(e->sys_paths = calloc(2, sizeof(char *))) ||
-		   !(e->sys_paths[0] = strdup("{dir}/*"))) {
-		return scenario__error(c, n, "out of memory");
-	}
+	if (get_list_or(c, n, "actions", 8, check_sys_action, "kill_before",
+			&e->sys_actions) < 0 ||
+	    get_list_or(c, n, "paths", 16, check_path_glob, "{dir}/*",
+			&e->sys_paths) < 0)
+		return FC_USAGE;
 	return c->failed ? FC_USAGE : 0;
 }
 
