@@ -52,6 +52,7 @@
 
 #include <sqlite3.h>
 
+#include "../journal/sqlite_reader.h"
 #include "fence_impl.h"
 
 #define BUSY_TIMEOUT_MS 3000
@@ -60,6 +61,7 @@
 struct fence_sqlite {
 	char *path;
 	sqlite3 *db; /* NULL until the first call that needs it */
+	int db_readonly; /* db was opened by a probe: read-only, no pragmas */
 };
 
 static const char schema_sql[] =
@@ -117,32 +119,39 @@ static int file_provably_missing(const char *path)
 }
 
 /*
- * Make sure s->db is open.  With create == 0 a missing database is not
- * created: *missing is set instead (and only when that is provable).
+ * Make sure s->db is open.  With create == 0 (a probe) the database is
+ * opened to read only and left as it is -- no file created, no pragma
+ * written (a probe only reads: fence.h; journal/sqlite_reader.h) -- and a
+ * missing one sets *missing (only when that is provable).  A writer (create == 1) replaces a read-only
+ * connection with a read-write one in WAL mode.
  */
 static int connect_db(fence *f, int create, int *missing)
 {
 	struct fence_sqlite *s = impl(f);
-	int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
 
 	if (missing)
 		*missing = 0;
+	if (s->db && create && s->db_readonly)
+		disconnect(s);
 	if (s->db)
 		return 0;
 	if (!create && file_provably_missing(s->path)) {
 		*missing = 1;
 		return 0;
 	}
-	if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
+	if ((create ? sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
+				      SQLITE_OPEN_CREATE, NULL) :
+	     fc_sqlite_open_reader(s->path, 0, &s->db)) != SQLITE_OK) {
 		int code = db_fail(f, FC_FENCE_UNAVAILABLE, "open target");
 
 		disconnect(s);
 		return code;
 	}
+	s->db_readonly = !create;
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; "
-			 "PRAGMA synchronous=FULL;", NULL, NULL, NULL)) {
+	if (create && sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; "
+				   "PRAGMA synchronous=FULL;", NULL, NULL, NULL)) {
 		int code = db_fail(f, FC_FENCE_UNAVAILABLE,
 				   "configure target");
 

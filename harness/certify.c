@@ -201,6 +201,7 @@ struct sched_entry {
 
 struct route_acc {
 	bool selected;
+	size_t nunits;                        /* (route, scenario) pairs run */
 	struct check_tally tally;
 	struct sched_entry *sched;
 	size_t nsched;
@@ -215,6 +216,7 @@ struct inflight {
 	struct unit *u;
 	int id;
 	bool wants_trace;
+	bool mine;          /* reported by this shard (always, unsharded) */
 	char kind[16];
 	char schedule[SCHEDULE_STR_MAX];
 };
@@ -398,8 +400,10 @@ static void handle_result(struct run *R, struct inflight *in, json_t *res)
 	} else if (in->wants_trace && feed_trace(u, in->id, sched)) {
 		explorer_feed_failed(u->ex, in->id);
 	}
-	if (sched)
+	if (sched && in->mine)
 		account(R, u, in, sched);
+	else
+		json_decref(sched); /* another shard's discovery run */
 	free(in);
 }
 
@@ -445,7 +449,20 @@ static void unit_finished(struct run *R, struct unit *u)
 			u->schedules, u->violations);
 }
 
-/* The next job of the first unit that has one. */
+/* Whether this shard reports job j of unit u (certify.h, sharding). */
+static bool mine(const struct run *R, const struct unit *u,
+		 const struct explore_job *j)
+{
+	size_t k = (size_t)(u - R->units);
+
+	if (R->o->shard_count <= 0)
+		return true;
+	return (k + (size_t)j->id) % (size_t)R->o->shard_count ==
+	       (size_t)(R->o->shard_index - 1);
+}
+
+/* The next job of the first unit that has one.  Another shard's job is
+ * skipped unless later waves need its trace. */
 static struct unit *next_job(struct run *R, const struct explore_job **job)
 {
 	for (size_t i = 0; i < R->nunits; i++) {
@@ -453,7 +470,10 @@ static struct unit *next_job(struct run *R, const struct explore_job **job)
 		enum explore_next n;
 		if (u->done)
 			continue;
-		n = explorer_next(u->ex, job);
+		do
+			n = explorer_next(u->ex, job);
+		while (n == EXPLORE_JOB && !(*job)->wants_trace &&
+		       !mine(R, u, *job));
 		if (n == EXPLORE_JOB)
 			return u;
 		if (n == EXPLORE_DONE && u->inflight == 0)
@@ -473,6 +493,7 @@ static int submit(struct run *R, struct unit *u, const struct explore_job *j)
 	in->u = u;
 	in->id = j->id;
 	in->wants_trace = j->wants_trace;
+	in->mine = mine(R, u, j);
 	snprintf(in->kind, sizeof(in->kind), "%s", j->kind);
 	snprintf(in->schedule, sizeof(in->schedule), "%s",
 		 j->nfaults ? j->schedule : "clean");
@@ -671,7 +692,8 @@ static int select_units(struct run *R, char *err, size_t errlen)
 		for (size_t i = 0; i < s->nscenarios; i++) {
 			const struct scenario *sc = &s->scenarios[i];
 			struct unit *u = &R->units[R->nunits];
-			if (!listed(o->scenarios, sc->name))
+			if (!listed(o->scenarios, sc->name) ||
+			    !scenario_applies_to(sc, s->routes[r].name))
 				continue;
 			declare_scenario(a->declared, sc);
 			if (o->schedule)
@@ -684,7 +706,22 @@ static int select_units(struct run *R, char *err, size_t errlen)
 			u->r = (int)r;
 			u->s = (int)i;
 			R->nunits++;
+			a->nunits++;
 		}
+		/* A route no selected scenario applies to is left out,
+		 * unless it was asked for by name. */
+		if (!a->nunits && o->routes) {
+			snprintf(err, errlen, "no selected scenario applies to "
+				 "route '%s' (see the scenarios' routes: lists)",
+				 s->routes[r].name);
+			return FC_USAGE;
+		}
+		a->selected = a->nunits > 0;
+	}
+	if (!R->nunits) {
+		snprintf(err, errlen, "no selected scenario applies to any "
+			 "selected route");
+		return FC_USAGE;
 	}
 	return 0;
 }
@@ -722,6 +759,11 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		snprintf(err, errlen, "--schedule needs exactly one --only SCENARIO");
 		return FC_USAGE;
 	}
+	if (o->schedule && o->shard_count) {
+		snprintf(err, errlen, "--schedule replays one schedule: it does "
+			 "not combine with --shard");
+		return FC_USAGE;
+	}
 	rc = select_units(&R, err, errlen);
 	if (rc) {
 		if (rc == FC_NOMEM)
@@ -745,6 +787,10 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		fputc('\n', stderr);
 	if (!rc) {
 		rep = report_json_new(s, o->seed, o->jobs);
+		if (rep && o->shard_count &&
+		    json_object_set_new(rep, "shard", json_pack("{s:i, s:i}",
+				"index", o->shard_index, "count", o->shard_count)))
+			rc = FC_NOMEM;
 		for (size_t r = 0; rep && r < s->nroutes && !rc; r++)
 			if (R.acc[r].selected)
 				rc = add_route(&R, rep, r);

@@ -37,11 +37,23 @@ struct certify_opts {
 	bool keep;               /* keep schedule dirs */
 	bool progress_tty;       /* one updating progress line on stderr */
 	bool quiet;              /* no progress at all */
+	int shard_index;         /* --shard I/N: 1..shard_count */
+	int shard_count;         /* 0: not sharded */
 };
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,
  * certify_run() returns FC_IO with "interrupted". */
 extern volatile sig_atomic_t certify_interrupted;
+
+/*
+ * Sharding (shard_count > 0): every shard explores identically (discovery
+ * runs that later waves depend on run in every shard) and keeps only the
+ * schedules it owns: job `id` of the k-th selected route x scenario (k
+ * from 0, suite order) belongs to shard ((k + id) mod N) + 1.  Shards
+ * must be run with the same suite, --route, --only and --seed; the report
+ * carries "shard": {"index", "count"} and its verdicts cover its own
+ * schedules only (`fencecert merge` recomputes them over the union).
+ */
 
 /* FC_USAGE for an unknown route/scenario or a bad schedule string. */
 int certify_run(const struct suite *s, const struct certify_opts *o,

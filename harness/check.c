@@ -375,17 +375,42 @@ static enum fc_state state_at(const struct rec_operation *op, long long t)
 	return s;
 }
 
+/* The operator recover faults of op whose apply moved the operation. */
+static bool operator_moved(const struct rec_schedule *r,
+			   const struct rec_applied *ap, int op)
+{
+	return ap->moved && ap->operation == op && ap->fault >= 0 &&
+	       (size_t)ap->fault < r->nfaults &&
+	       r->faults[ap->fault].action == FAULT_RECOVER;
+}
+
+/* When an operator resolved op's stop after time t (recover apply moved
+ * it, and the task was cleared), or -1: the fail-closed window ends. */
+static long long operator_after(const struct rec_schedule *r, int op,
+				long long t)
+{
+	for (size_t i = 0; i < r->napplied; i++)
+		if (operator_moved(r, &r->applied[i], op) &&
+		    r->applied[i].at_ms >= t)
+			return r->applied[i].at_ms;
+	return -1;
+}
+
 static void check_fail_closed(const struct rec_schedule *r, struct vlist *vl)
 {
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct rec_operation *op = &r->ops[i];
 		char why[128], by[400];
-		long long stop_wall = 0;
+		long long stop_wall = 0, resolved;
 		int base = stop_point(r, op, why, sizeof(why), &stop_wall);
 
+		resolved = base < 0 ? -1 : operator_after(r, op->index,
+							  r->obs[base].at_ms);
 		for (size_t k = base < 0 ? r->nobs : (size_t)base + 1;
 		     k < r->nobs; k++) {
 			struct text tx = { .len = 0 };
+			if (resolved >= 0 && r->obs[k].at_ms > resolved)
+				break; /* an operator resolved the stop */
 			if (!obs_ok(r, k))
 				continue;
 			for (size_t j = 0; j < op->nrows; j++) {
@@ -417,6 +442,49 @@ static void check_fail_closed(const struct rec_schedule *r, struct vlist *vl)
 				"journal said COMMIT_UNKNOWN", at->try_number);
 			break;
 		}
+	}
+}
+
+/*
+ * An operator's decision must agree with the target as it was when the
+ * operator acted (the last observation before): mark-failed-pre-commit
+ * over rows that landed invites a second write (1 no-duplicate, even when
+ * the route then refuses to write again), mark-committed over rows that
+ * are missing loses them (2 no-loss).
+ */
+static void check_operator(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->napplied; i++) {
+		const struct rec_applied *ap = &r->applied[i];
+		const struct rec_operation *op;
+		enum operator_decision d;
+		size_t present = 0;
+		int k = -1;
+
+		if (!operator_moved(r, ap, ap->operation) || ap->operation < 1 ||
+		    (size_t)ap->operation > r->nops)
+			continue;
+		op = &r->ops[ap->operation - 1];
+		d = r->faults[ap->fault].decision;
+		for (size_t o = 0; o < r->nobs && r->obs[o].at_ms <= ap->at_ms; o++)
+			if (obs_ok(r, o))
+				k = (int)o;
+		if (k < 0)
+			continue;
+		for (size_t j = 0; j < op->nrows; j++)
+			present += record_row_count(&r->obs[k], op->row_keys[j]) > 0;
+		if (d == DECIDE_MARK_FAILED_PRE_COMMIT && present)
+			violate(vl, INV_NO_DUPLICATE, op->operation_id,
+				"%s, although the target held %zu of its %zu "
+				"rows: the journal now says they never landed, "
+				"so a retry that trusts it writes them again",
+				ap->what, present, op->nrows);
+		else if (d == DECIDE_MARK_COMMITTED && present < op->nrows)
+			violate(vl, INV_NO_LOSS, op->operation_id,
+				"%s, although the target held only %zu of its "
+				"%zu rows: the journal now says they landed, so "
+				"no retry writes the missing ones", ap->what,
+				present, op->nrows);
 	}
 }
 
@@ -678,6 +746,7 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 	check_duplicates(r, ow, nowners, &vl);
 	check_loss(r, &vl);
 	check_fail_closed(r, &vl);
+	check_operator(r, &vl);
 	check_history(r, &vl);
 	check_intent(r, &vl);
 	if (record_has_failpoints(r))

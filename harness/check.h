@@ -9,12 +9,16 @@
  * crafted records.
  *
  * The invariants and how each is observed:
- *  1 no-duplicate      any row_key counted more than once in any observation
+ *  1 no-duplicate      any row_key counted more than once in any observation;
+ *                      an operator's mark-failed-pre-commit over rows the
+ *                      target held (the recover fault, record.h `moved`)
  *  2 no-loss           an operation the journal calls TARGET_COMMITTED,
  *                      COMMITTED_INCOMPLETE or COMPLETE, or whose task
- *                      succeeded, has every row exactly once at the end
+ *                      succeeded, has every row exactly once at the end;
+ *                      an operator's mark-committed over missing rows
  *  3 fail-closed       after an attempt exited 100 or the journal entered
- *                      COMMIT_UNKNOWN, no later observation shows the
+ *                      COMMIT_UNKNOWN, no later observation (until an
+ *                      operator's recover resolved it) shows the
  *                      operation's rows changed, and no attempt reported
  *                      success while the journal still said COMMIT_UNKNOWN
  *  4 legal-history     versions 1, 2, 3, ...; each transition continues the

@@ -314,13 +314,17 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
  * attempt meets a live lease or a stale epoch then never depends on how
  * fast the machine is, and the zombie always meets the adversarial case.
  */
-static void wait_leases(struct orch *o)
+/* Keep serving live processes until the monotonic time `until`. */
+static void wait_until(struct orch *o, long long until)
 {
-	long long until = supervisor_now_ms() + o->zombie_wait_ms;
-
 	while (!o->rc && supervisor_now_ms() < until)
 		if (step(o, until))
 			break;
+}
+
+static void wait_leases(struct orch *o)
+{
+	wait_until(o, supervisor_now_ms() + o->zombie_wait_ms);
 }
 
 static void wait_ended(struct orch *o, int idx)
@@ -464,12 +468,17 @@ static int run_try(struct orch *o, int op, int k)
 	return idx;
 }
 
-/* lose_xcom / lose_pod / change_source once try k of op ended. */
-static void between_tries(struct orch *o, int op, int k)
+/* lose_xcom / lose_pod / change_source / recover once try k of op ended.
+ * *cleared: an operator's recover apply moved the operation, after which
+ * the operator clears the task in Airflow (a new try even after exit 100). */
+static void between_tries(struct orch *o, int op, int k, bool *cleared)
 {
+	*cleared = false;
 	for (size_t i = 0; i < o->p->nfaults && !o->rc; i++) {
 		const struct fault *f = &o->p->faults[i];
 		char *path = NULL, err[300], intent[IDENTITY_DIGEST_LEN + 1];
+		char what[sizeof(o->rec->applied->what)];
+		long long left;
 		int rc = 0;
 
 		if (f->after_attempt != k || !fault_for_op(f, op))
@@ -501,6 +510,21 @@ static void between_tries(struct orch *o, int op, int k)
 				o->rec->ops[op - 1].source_changed_after = k;
 			note_applied(o, (int)i, -1, op, "changed the source of op %d "
 				     "after try %d", op, k);
+			break;
+		case FAULT_RECOVER:
+			/* the stopped try's lease runs out before anyone acts */
+			wait_leases(o);
+			rc = orch__operator(o, (int)i, op, k, what, sizeof(what),
+					    &left);
+			note_applied(o, (int)i, -1, op, "%s", what);
+			if (rc != 0) {
+				rc = 0; /* refused: recorded, the fault did not fire */
+				continue;
+			}
+			if (o->rec->napplied)
+				o->rec->applied[o->rec->napplied - 1].moved = true;
+			wait_until(o, supervisor_now_ms() + left);
+			*cleared = true;
 			break;
 		default:
 			continue;
@@ -542,10 +566,11 @@ static void resume_after(struct orch *o, int op, int k, bool task_over)
 static void run_task(struct orch *o, int op)
 {
 	struct rec_operation *ro = &o->rec->ops[op - 1];
-	int k, idx = -1;
+	int k, idx = -1, last = o->tries;
+	bool cleared;
 
 	ro->task = TASK_RETRIES_EXHAUSTED;
-	for (k = 1; k <= o->tries && !o->rc; k++) {
+	for (k = 1; k <= last && !o->rc; k++) {
 		const struct rec_attempt *a;
 
 		/* a retry waits out the previous try's lease, unless it was
@@ -556,22 +581,30 @@ static void run_task(struct orch *o, int op)
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
-		between_tries(o, op, k);
+		between_tries(o, op, k, &cleared);
 		resume_after(o, op, k, false);
 		a = &o->rec->attempts[idx];
-		if (a->zombie || a->signal)
-			continue;
-		if (a->exit_code == 0) {
+		if (!a->zombie && !a->signal && a->exit_code == 0) {
 			ro->task = TASK_SUCCESS;
 			break;
 		}
+		if (cleared) {
+			/* Airflow's "clear": the task runs again with its retries
+			 * renewed, even after exit 100 (docs/harness.md) */
+			last = k + o->tries;
+			if (o->max_try < last)
+				o->max_try = last;
+			continue;
+		}
+		if (a->zombie || a->signal)
+			continue;
 		if (a->exit_code == 100) {
 			ro->task = TASK_FAILED;
 			break;
 		}
 	}
 	/* no next try will come for zombies still waiting for one */
-	resume_after(o, op, o->tries + 1, true);
+	resume_after(o, op, last + 1, true);
 }
 
 /* Kill what is left (zombies never resumed) and reap everything. */
@@ -616,6 +649,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	put(o.rec->scenario, sizeof(o.rec->scenario), "%s", p->scenario);
 	put(o.rec->schedule, sizeof(o.rec->schedule), "%s", p->schedule);
 	o.tries = s->orchestrator.retries + 1;
+	o.max_try = o.tries;
 	o.zombie_wait_ms = s->orchestrator.zombie_delay_ms;
 	if (s->orchestrator.lease_ttl_ms > o.zombie_wait_ms)
 		o.zombie_wait_ms = s->orchestrator.lease_ttl_ms;
@@ -639,7 +673,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		settle_fired(&o);
 		record_count_concurrency(o.rec);
 		collect_journal(o.rec, o.journal_url);
-		if (collect_evidence(o.rec, p->dir, o.tries))
+		if (collect_evidence(o.rec, p->dir, o.max_try))
 			o.rc = FC_NOMEM;
 	}
 	if (o.rc) {

@@ -37,6 +37,8 @@ struct orch {
 	long long t0;        /* monotonic start */
 	long long zombie_wait_ms;
 	int tries;
+	int max_try;         /* highest try number a task may reach: tries, more
+				after an operator cleared a task */
 	bool *resume_done;   /* per fault: its resume happened as asked */
 	int rc;              /* fatal (out of memory) */
 };
@@ -77,5 +79,15 @@ int orch__seccomp_stats(struct orch *o, int idx,
 /* Does path name one of the journal's files (sqlite: the database and its
  * -journal / -wal)? */
 bool orch__journal_file(const struct orch *o, const char *path);
+/* This fencecert binary (what routes get as FENCECERT_BIN). */
+const char *orch__self_exe(void);
+
+/* orchestrator_recover.c: fault fi (recover) after try k of op: run the
+ * operator's `fencecert recover plan` and `recover apply`.  Returns apply's
+ * exit status (0: it moved the operation), or -1 when it could not run;
+ * `what` describes it for the record; *lease_left_ms is how long the lease
+ * apply took is still held (0: none). */
+int orch__operator(struct orch *o, int fi, int op, int k, char *what,
+		   size_t whatlen, long long *lease_left_ms);
 
 #endif

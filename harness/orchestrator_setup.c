@@ -85,8 +85,8 @@ static int env_add(char ***env, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
-/* This fencecert binary, for FENCECERT_BIN. */
-static const char *self_exe(void)
+/* This fencecert binary, for FENCECERT_BIN and the recover fault. */
+const char *orch__self_exe(void)
 {
 	static char path[4096];
 
@@ -132,7 +132,7 @@ char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
 		      s->orchestrator.lease_ttl_ms);
 	rc |= env_add(&env, &n, "FENCECERT_LEASE_OWNER=op%d-try%d", op, k);
 	/* routes in other languages reach the journal through our CLI */
-	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", self_exe());
+	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", orch__self_exe());
 	for (size_t i = 0; o->env && o->env[i]; i++)
 		rc |= env_add(&env, &n, "%s", o->env[i]);
 	free(prev);

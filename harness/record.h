@@ -87,7 +87,9 @@ struct rec_applied {
 	int attempt;           /* index into attempts, -1 for between-try faults */
 	int operation;
 	long long at_ms;
-	char what[96];         /* "killed at after_target_commit#1", ... */
+	char what[256];        /* "killed at after_target_commit#1", ... */
+	bool moved;            /* recover: the operator's apply moved the
+				  operation (exit 0) */
 };
 
 struct rec_row {

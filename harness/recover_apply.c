@@ -223,6 +223,7 @@ int recover__run_apply(struct recover_ctx *c)
 	bool forced;
 	int rc;
 
+	c->writes = true;
 	if ((rc = recover__gather(c)))
 		return rc;
 	if (c->e.version != c->a->expect)

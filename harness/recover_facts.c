@@ -3,15 +3,13 @@
  * output every subcommand shares.
  *
  * Invariants:
- *  1. Gathering writes nothing of its own: the journal is read with get
- *     (never init), a sqlite: journal that does not exist is NOT_FOUND
- *     instead of being created, and the fence is only probed (opening a
- *     fence creates nothing).  Two adapters still write on a first read,
- *     which their owners are asked to change: the SQLite journal creates
- *     its schema in a database that has none, and the SQLite fence's probe
- *     switches a target not in WAL mode to WAL.  On a journal and target
- *     fencecert created, both are no-ops (tests/integration/recover.sh
- *     compares the bytes before and after).
+ *  1. Gathering writes nothing: inspect, plan and list open the journal
+ *     read-only (journal_open_readonly(): no schema created, no pragma,
+ *     a read-only PostgreSQL session), apply opens it read-write but only
+ *     reads while gathering; a sqlite: journal that does not exist is
+ *     NOT_FOUND instead of being created; and the fence is only probed (a
+ *     probe opens the SQLite target read-only).  tests/integration/
+ *     recover.sh compares the bytes before and after inspect and plan.
  *  2. An unreachable target is a fact (answer UNKNOWN, with the reason),
  *     not a failure: the operator still needs to see the journal.
  *  3. Nothing printed carries a URL password (journal_redact_url()), row
@@ -150,7 +148,8 @@ int recover__open_journal(struct recover_ctx *c)
 			   sizeof(c->journal_shown));
 	if ((rc = journal_must_exist(c->a->journal_url)))
 		return rc;
-	rc = journal_open(c->a->journal_url, &c->j, err, sizeof(err));
+	rc = (c->writes ? journal_open : journal_open_readonly)(
+		c->a->journal_url, &c->j, err, sizeof(err));
 	return rc ? cli_fail(rc, "%s", err) : 0;
 }
 

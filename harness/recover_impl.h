@@ -46,6 +46,8 @@ struct recover_args {
  * opened. */
 struct recover_ctx {
 	const struct recover_args *a;
+	bool writes;         /* apply: the journal is opened read-write; the
+				other subcommands open it read-only */
 	char journal_shown[RECOVER_URL_SHOWN_MAX]; /* redacted */
 	char target_shown[RECOVER_URL_SHOWN_MAX];  /* redacted */
 	journal *j;

@@ -52,7 +52,13 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_LOSE_POD] = "lose_pod",
 	[FAULT_CHANGE_SOURCE] = "change_source",
 	[FAULT_SYSCALL] = "syscall",
+	[FAULT_RECOVER] = "recover",
 };
+static const char *const decision_names[] = {
+	[DECIDE_MARK_COMMITTED] = "mark-committed",
+	[DECIDE_MARK_FAILED_PRE_COMMIT] = "mark-failed-pre-commit",
+};
+#define DECISION_COUNT (sizeof(decision_names) / sizeof(decision_names[0]))
 static const char *const verdict_names[VERDICT_COUNT] = {
 	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
 	[VERDICT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
@@ -85,6 +91,32 @@ int fault_action_parse(const char *name, enum fault_action *out)
 		}
 	}
 	return FC_USAGE;
+}
+
+const char *operator_decision_name(enum operator_decision d)
+{
+	return (unsigned)d < DECISION_COUNT ? decision_names[d] : NULL;
+}
+
+int operator_decision_parse(const char *name, enum operator_decision *out)
+{
+	for (unsigned d = 1; d < DECISION_COUNT; d++) {
+		if (strcmp(name, decision_names[d]) == 0) {
+			*out = (enum operator_decision)d;
+			return 0;
+		}
+	}
+	return FC_USAGE;
+}
+
+bool scenario_applies_to(const struct scenario *sc, const char *route)
+{
+	if (!sc->routes)
+		return true;
+	for (char **r = sc->routes; *r; r++)
+		if (strcmp(*r, route) == 0)
+			return true;
+	return false;
 }
 
 const char *verdict_name(enum verdict v)

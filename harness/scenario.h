@@ -34,7 +34,16 @@ enum fault_action {
 	FAULT_LOSE_POD,      /* wipe the attempt's run dir after an attempt */
 	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
 	FAULT_SYSCALL,       /* a seccomp rule (`rule`) active during an attempt */
+	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
+				attempt, then the task is cleared */
 	FAULT_ACTION_COUNT
+};
+
+/* What the operator of a recover fault decides (`recover apply --action`). */
+enum operator_decision {
+	DECIDE_NONE,
+	DECIDE_MARK_COMMITTED,          /* "mark-committed" */
+	DECIDE_MARK_FAILED_PRE_COMMIT,  /* "mark-failed-pre-commit" */
 };
 
 /* When a paused (zombie) attempt is resumed. */
@@ -47,7 +56,8 @@ enum fault_resume {
 struct fault {
 	enum fault_action action;
 	int attempt;          /* try number it applies to (kill/pause/fail) */
-	int after_attempt;    /* lose_xcom/lose_pod/change_source: after try N */
+	int after_attempt;    /* lose_xcom/lose_pod/change_source/recover:
+				 after try N */
 	char failpoint[FAILPOINT_NAME_MAX]; /* kill/pause/fail */
 	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
 	int operation;        /* 1-based operation index; 0 = every operation */
@@ -57,6 +67,10 @@ struct fault {
 	char rule[FAULT_RULE_MAX];
 	enum fault_resume resume;
 	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
+	enum operator_decision decision; /* recover only */
+	bool force;           /* recover: apply --force */
+	bool wrong_target;    /* recover: the operator probes a look-alike
+				 target that holds no fence of the operation */
 	int line, column;     /* source position, 0 when built by code */
 };
 
@@ -87,6 +101,8 @@ struct scenario {
 	size_t nfaults;
 	struct explore_spec *explore; /* NULL for a fixed schedule */
 	int operations;          /* override of workload.operations; 0 = suite's */
+	char **routes;           /* routes it applies to (NULL-terminated);
+				  * NULL = every route of the suite */
 	int line, column;
 };
 
@@ -163,9 +179,17 @@ void suite_free(struct suite *s); /* NULL is a no-op */
 
 const char *fault_action_name(enum fault_action a); /* "kill", "lose_xcom", ... */
 int fault_action_parse(const char *name, enum fault_action *out);
+/* "mark-committed", "mark-failed-pre-commit"; NULL for DECIDE_NONE. */
+const char *operator_decision_name(enum operator_decision d);
+/* 0, or FC_USAGE for another name. */
+int operator_decision_parse(const char *name, enum operator_decision *out);
 const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
 const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
 bool expectation_met(enum expectation e, enum verdict v);
+
+/* Whether scenario sc runs against the route named `route` (its `routes:`
+ * list, or every route when it has none). */
+bool scenario_applies_to(const struct scenario *sc, const char *route);
 
 /*
  * Expand "{dir}" and "{env:NAME}" in a template into out (heap, caller

@@ -7,8 +7,9 @@
  *      schedule_parse(schedule_format(faults)) gives back the same faults:
  *      kill/pause/fail carry failpoint, attempt and hit (after_attempt 0);
  *      lose_xcom/lose_pod/change_source carry only after_attempt (attempt 0,
- *      hit 0, failpoint ""); only pause carries a resume; operation is 0 for
- *      "every operation".
+ *      hit 0, failpoint ""); recover carries after_attempt and its
+ *      decision, force and wrong_target (no other fault does); only pause
+ *      carries a resume; operation is 0 for "every operation".
  *   2. A fault can fire: its attempt is one of the orchestrator's tries and
  *      its operation one of the scenario's operations.  A fault that cannot
  *      fire would leave a failpoint unreached and the verdict unverified, so
@@ -25,11 +26,11 @@
 #include "scenario_impl.h"
 
 static const char *const scenario_keys[] = {
-	"name", "faults", "explore", "operations", NULL,
+	"name", "faults", "explore", "operations", "routes", NULL,
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
-	"resume", "syscall", "path", NULL,
+	"resume", "syscall", "path", "recover", "force", "wrong_target", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
@@ -227,6 +228,33 @@ static int parse_syscall_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	return 0;
 }
 
+/* recover: the operator's decision, and how the operator gets it wrong */
+static int parse_recover(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	const char *name;
+	yaml_node_t *v;
+
+	if (f->action != FAULT_RECOVER)
+		return refuse_key(c, n, "recover", f, "") < 0 ||
+		       refuse_key(c, n, "force", f, "") < 0 ||
+		       refuse_key(c, n, "wrong_target", f, "") < 0 ? FC_USAGE : 0;
+	if (scenario__map_need(c, n, "recover", "fault with action 'recover'",
+			       &v) < 0 ||
+	    scenario__get_str(c, v, "recover", &name) < 0)
+		return FC_USAGE;
+	if (operator_decision_parse(name, &f->decision))
+		return scenario__error(c, v, "unknown recover decision '%.40s' "
+				       "(expected mark-committed or "
+				       "mark-failed-pre-commit)", name);
+	if ((v = scenario__map_get(c, n, "force", NULL)) &&
+	    scenario__get_bool(c, v, "force", &f->force) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "wrong_target", NULL)) &&
+	    scenario__get_bool(c, v, "wrong_target", &f->wrong_target) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -247,7 +275,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (fault_action_parse(action, &f->action) < 0 ||
 		   f->action == FAULT_SYSCALL) {
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod or change_source; a fault with 'syscall' takes kill_before, kill_after or errno:NAME)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source or recover; a fault with 'syscall' takes kill_before, kill_after or errno:NAME)",
 				       action);
 	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
 		   f->action == FAULT_FAIL) {
@@ -256,6 +284,8 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (parse_between_fault(c, n, f, b) < 0) {
 		return FC_USAGE;
 	}
+	if (parse_recover(c, n, f) < 0)
+		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "operation", NULL))) {
 		if (scenario__get_int(c, v, "operation", 0, 1000, &f->operation) < 0)
 			return FC_USAGE;
@@ -485,6 +515,34 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	return c->failed ? FC_USAGE : 0;
 }
 
+/* routes: [NAME, ...]: each a route of the suite, each once. */
+static int parse_scenario_routes(struct yctx *c, yaml_node_t *n,
+				 struct scenario *sc, const struct suite *s)
+{
+	if (scenario__get_strv(c, n, "routes", 1, SUITE_MAX_ROUTES, NULL,
+			       &sc->routes) < 0)
+		return FC_USAGE;
+	for (size_t i = 0; sc->routes[i]; i++) {
+		yaml_node_t *item = scenario__node(c,
+			n->data.sequence.items.start[i]);
+		bool known = false;
+
+		for (size_t r = 0; r < s->nroutes && !known; r++)
+			known = strcmp(s->routes[r].name, sc->routes[i]) == 0;
+		if (!known)
+			return scenario__error(c, item, "scenario '%s' names "
+					       "route '%s', which the suite does "
+					       "not define", sc->name,
+					       sc->routes[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(sc->routes[i], sc->routes[j]) == 0)
+				return scenario__error(c, item, "route '%s' is "
+						       "listed twice",
+						       sc->routes[i]);
+	}
+	return 0;
+}
+
 static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			  const struct suite *s)
 {
@@ -505,6 +563,9 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 			return FC_USAGE;
 		b.operations = sc->operations;
 	}
+	if ((v = scenario__map_get(c, n, "routes", NULL)) &&
+	    parse_scenario_routes(c, v, sc, s) < 0)
+		return FC_USAGE;
 	faults = scenario__map_get(c, n, "faults", NULL);
 	explore = scenario__map_get(c, n, "explore", &explore_key);
 	if (c->failed)
@@ -522,6 +583,7 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 void scenario__scenario_release(struct scenario *sc)
 {
 	free(sc->faults);
+	scenario__strv_free(sc->routes);
 	if (sc->explore) {
 		scenario__strv_free(sc->explore->failpoints);
 		scenario__strv_free(sc->explore->syscalls);

@@ -31,8 +31,16 @@ static const struct {
 } letters[] = {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
-	{ 's', FAULT_CHANGE_SOURCE }, { 'y', FAULT_SYSCALL },
+	{ 's', FAULT_CHANGE_SOURCE }, { 'r', FAULT_RECOVER },
+	{ 'y', FAULT_SYSCALL },
 };
+
+/* The operator decisions of recover faults in the string form. */
+static const char *const decision_words[] = {
+	[DECIDE_MARK_COMMITTED] = "committed",
+	[DECIDE_MARK_FAILED_PRE_COMMIT] = "failed_pre_commit",
+};
+#define NDECISIONS (sizeof(decision_words) / sizeof(decision_words[0]))
 #define NLETTERS (sizeof(letters) / sizeof(letters[0]))
 
 static bool at_failpoint(enum fault_action a)
@@ -59,6 +67,15 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		    schedule_rule_check(f->rule, err, sizeof(err)))
 			return FC_USAGE;
 		return snprintf(buf, size, "y@%d%s=%s", f->attempt, op, f->rule);
+	}
+	if (f->action == FAULT_RECOVER) {
+		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX ||
+		    f->decision <= DECIDE_NONE || (size_t)f->decision >= NDECISIONS)
+			return FC_USAGE;
+		return snprintf(buf, size, "r:%s@%d%s%s%s",
+				decision_words[f->decision], f->after_attempt, op,
+				f->force ? "+force" : "",
+				f->wrong_target ? "+wrong_target" : "");
 	}
 	if (!at_failpoint(f->action)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
@@ -221,7 +238,37 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s, y)");
+	return fail(c, "an action (k, p, f, x, l, s, r, y)");
+}
+
+static int parse_decision(struct cursor *c, struct fault *f)
+{
+	size_t len = 0;
+
+	while (name_char(c->p[len]))
+		len++;
+	for (size_t d = 1; d < NDECISIONS; d++) {
+		if (strlen(decision_words[d]) == len &&
+		    strncmp(c->p, decision_words[d], len) == 0) {
+			f->decision = (enum operator_decision)d;
+			c->p += len;
+			return 0;
+		}
+	}
+	return fail(c, "an operator decision (committed, failed_pre_commit)");
+}
+
+/* "+force" then "+wrong_target", each optional, in that order. */
+static void parse_recover_flags(struct cursor *c, struct fault *f)
+{
+	if (strncmp(c->p, "+force", 6) == 0 && !name_char(c->p[6])) {
+		f->force = true;
+		c->p += 6;
+	}
+	if (strncmp(c->p, "+wrong_target", 13) == 0 && !name_char(c->p[13])) {
+		f->wrong_target = true;
+		c->p += 13;
+	}
 }
 
 static int parse_resume(struct cursor *c, struct fault *f)
@@ -280,6 +327,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		return FC_USAGE;
 	if (f->action == FAULT_SYSCALL)
 		return parse_syscall_fault(c, f);
+	if (f->action == FAULT_RECOVER) {
+		if (*c->p != ':')
+			return fail(c, "':' and an operator decision");
+		c->p++;
+		if (parse_decision(c, f) < 0)
+			return FC_USAGE;
+	}
 	if (at_failpoint(f->action)) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
@@ -314,9 +368,13 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_resume(c, f) < 0)
 			return FC_USAGE;
 	}
+	if (f->action == FAULT_RECOVER)
+		parse_recover_flags(c, f);
 	if (*c->p != ';' && *c->p != '\0')
 		return fail(c, f->action == FAULT_PAUSE ? "'#', '/op', '>', ';' or the end"
 			    : at_failpoint(f->action) ? "'#', '/op', ';' or the end"
+			    : f->action == FAULT_RECOVER ?
+			    "'/op', '+force', '+wrong_target', ';' or the end"
 			    : "'/op', ';' or the end");
 	return 0;
 }

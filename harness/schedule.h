@@ -14,8 +14,10 @@
  *   'y' '@' ATTEMPT ['/op' N] '=' RULE
  *        for a syscall fault: RULE is an inject_seccomp rule string
  *        (inject_seccomp.h) running to the next ';' or the end
+ *   'r:' DECISION '@' AFTER_ATTEMPT ['/op' N] ['+force'] ['+wrong_target']
+ *        for recover; DECISION is committed or failed_pre_commit
  * e.g. "k:after_target_commit@1", "p:after_committing@1#1>next;x@1/op2",
- *      "y@1/op1=fsync#2:kill_after@{dir}/journal.db".
+ * "r:committed@2", "y@1/op1=fsync#2:kill_after@{dir}/journal.db".
  */
 #ifndef FENCECERT_SCHEDULE_H
 #define FENCECERT_SCHEDULE_H

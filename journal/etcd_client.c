@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dl_curl.h"
 #include "etcd_client.h"
 
 #define ROUND_PAUSE_MS 100
@@ -256,6 +257,8 @@ int etcd_client_new(const char *members, etcd_client **out, char *err,
 	int rc;
 
 	*out = NULL;
+	if ((rc = dl_curl_load(err, errlen)))
+		return rc;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "cannot initialize libcurl");
 		return FC_JOURNAL_UNAVAILABLE;

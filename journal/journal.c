@@ -77,7 +77,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int journal_open(const char *url, journal **out, char *err, size_t errlen)
+static int open_mode(const char *url, int readonly, journal **out, char *err,
+		     size_t errlen)
 {
 	char safe[256];
 	const char *colon;
@@ -114,6 +115,7 @@ int journal_open(const char *url, journal **out, char *err, size_t errlen)
 		return FC_NOMEM;
 	}
 	j->ops = s->ops;
+	j->readonly = readonly;
 	/* An adapter's open() sets j->impl only on success. */
 	rc = j->ops->open(j, url);
 	if (rc) {
@@ -123,6 +125,26 @@ int journal_open(const char *url, journal **out, char *err, size_t errlen)
 	}
 	*out = j;
 	return 0;
+}
+
+int journal_open(const char *url, journal **out, char *err, size_t errlen)
+{
+	return open_mode(url, 0, out, err, errlen);
+}
+
+int journal_open_readonly(const char *url, journal **out, char *err,
+			  size_t errlen)
+{
+	return open_mode(url, 1, out, err, errlen);
+}
+
+/* Every call that writes asks here first. */
+static int writable(journal *j, const char *what)
+{
+	if (!j->readonly)
+		return 0;
+	return journal__fail(j, FC_USAGE, "journal opened read-only: %s "
+			     "refused", what);
 }
 
 void journal_close(journal *j)
@@ -213,6 +235,8 @@ int journal_init(journal *j)
 {
 	if (!j)
 		return FC_USAGE;
+	if (writable(j, "init"))
+		return FC_USAGE;
 	return j->ops->init(j);
 }
 
@@ -221,6 +245,8 @@ int journal_migrate(journal *j, int *from, int *to)
 	int f = 0, t = 0, rc;
 
 	if (!j)
+		return FC_USAGE;
+	if (writable(j, "migrate"))
 		return FC_USAGE;
 	rc = j->ops->migrate(j, &f, &t);
 	if (rc)
@@ -240,6 +266,8 @@ int journal_create_or_get(journal *j, const char *op, const char *intent,
 	int rc;
 
 	if (!j || !out || !created)
+		return FC_USAGE;
+	if (writable(j, "create"))
 		return FC_USAGE;
 	if ((rc = check_op(j, op)) ||
 	    (rc = check_token(j, "intent digest", intent, JOURNAL_ID_MAX)) ||
@@ -267,6 +295,8 @@ int journal_cas(journal *j, const struct journal_cas *req,
 	int rc;
 
 	if (!j || !req || !out)
+		return FC_USAGE;
+	if (writable(j, "cas"))
 		return FC_USAGE;
 	if ((rc = check_op(j, req->operation_id)))
 		return rc;
@@ -331,6 +361,8 @@ int journal_acquire_lease(journal *j, const char *op, const char *owner,
 
 	if (!j || !out)
 		return FC_USAGE;
+	if (writable(j, "lease"))
+		return FC_USAGE;
 	if ((rc = check_op(j, op)) ||
 	    (rc = check_token(j, "lease owner", owner, JOURNAL_OWNER_MAX)))
 		return rc;
@@ -345,6 +377,8 @@ int journal_purge(journal *j, long long before,
 		  char (**ids)[JOURNAL_ID_MAX], size_t *n)
 {
 	if (!j || !ids || !n)
+		return FC_USAGE;
+	if (writable(j, "purge"))
 		return FC_USAGE;
 	if (before < 0)
 		return journal__fail(j, FC_USAGE, "purge time %lld is negative",

@@ -80,6 +80,19 @@ struct journal_filter {
  * message (FC_USAGE for a bad URL, FC_JOURNAL_UNAVAILABLE otherwise). */
 int journal_open(const char *url, journal **out, char *err, size_t errlen)
 	FC_MUST_CHECK;
+/*
+ * Open for reading only (`recover inspect`/`plan`/`list`): get, history
+ * and list work; init, migrate, create_or_get, cas, acquire_lease and
+ * purge fail with FC_USAGE before they reach the store.  The adapter
+ * writes nothing, not even on a first read: SQLite opens the file
+ * SQLITE_OPEN_READONLY (a missing file fails, none is created) without
+ * its WAL/synchronous pragmas; PostgreSQL runs the session read-only
+ * (default_transaction_read_only); neither creates a schema, so a store
+ * without a fencecert schema is FC_JOURNAL_UNAVAILABLE ("not a fencecert
+ * journal"); etcd only reads.
+ */
+int journal_open_readonly(const char *url, journal **out, char *err,
+			  size_t errlen) FC_MUST_CHECK;
 void journal_close(journal *j); /* NULL is a no-op */
 
 /* Message describing the last failure on j ("" if none). */

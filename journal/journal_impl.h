@@ -32,6 +32,7 @@ struct journal_ops {
 struct journal {
 	const struct journal_ops *ops;
 	void *impl;
+	int readonly;       /* journal_open_readonly(): adapters write nothing */
 	char errmsg[512];
 };
 

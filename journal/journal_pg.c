@@ -462,7 +462,11 @@ static int pg_ready(journal *j)
 		return 0;
 	if ((rc = pg_read_version(j, &v)))
 		return rc;
-	if (v == 0)
+	if (v == 0 && j->readonly)
+		rc = journal__fail(j, FC_JOURNAL_UNAVAILABLE, "journal '%s' has no "
+				   "fencecert schema; opened read-only, nothing "
+				   "created", p->url);
+	else if (v == 0)
 		rc = pg_upgrade(j);
 	else if (v > JOURNAL_SCHEMA_VERSION)
 		rc = pg_newer(j, v);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dl_pq.h"
 #include "journal_pg_session.h"
 
 #define PG_TIMEOUT_MS_DEFAULT 10000
@@ -246,7 +247,7 @@ int journal_pg__exec(journal *j, const char *sql, const char *param,
 static int pg_session(journal *j)
 {
 	struct pg *p = j->impl;
-	char timeout[24], setup[384];
+	char timeout[24], setup[512];
 
 	snprintf(timeout, sizeof(timeout), "%d", p->timeout_ms);
 	snprintf(setup, sizeof(setup), "SELECT"
@@ -255,8 +256,11 @@ static int pg_session(journal *j)
 		 " set_config('synchronous_commit', 'on', false),"
 		 " set_config('plan_cache_mode', 'force_generic_plan', false),"
 		 " set_config('default_transaction_isolation', 'read committed',"
-		 " false)%s%s%s", p->schema[0] ? ", set_config('search_path', '" :
-		 "", p->schema, p->schema[0] ? "', false)" : "");
+		 " false)%s%s%s%s", p->schema[0] ? ", set_config('search_path', '" :
+		 "", p->schema, p->schema[0] ? "', false)" : "",
+		 /* journal_open_readonly(): the server refuses any write */
+		 j->readonly ? ", set_config('default_transaction_read_only',"
+		 " 'on', false)" : "");
 	return journal_pg__exec(j, setup, timeout, PGRES_TUPLES_OK,
 				"configure", NULL);
 }
@@ -484,6 +488,11 @@ int journal_pg__open(journal *j, const char *url)
 				     "journal");
 	journal_redact_url(url, p->url, sizeof(p->url));
 	j->impl = p;
+	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
+		journal_pg__close(p);
+		j->impl = NULL;
+		return rc;
+	}
 	/* Connect now: a wrong URL or a dead server shows at open. */
 	if ((rc = pg_parse_url(j, p, url)) || (rc = pg_connect(j))) {
 		journal_pg__close(p);

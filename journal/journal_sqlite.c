@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "journal_sqlite_impl.h"
+#include "sqlite_reader.h"
 
 #define SQ_BUSY_MS_DEFAULT 10000
 
@@ -381,15 +382,20 @@ static int sq_open(journal *j, const char *url)
 		return rc;
 	}
 	j->impl = s;
-	rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
-			     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	/* read-only: no file created, no pragma written (journal.h) */
+	if (j->readonly)
+		rc = fc_sqlite_open_reader(s->path, SQLITE_OPEN_NOMUTEX, &s->db);
+	else
+		rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
+				     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+				     NULL);
 	if (rc != SQLITE_OK) {
 		rc = journal__fail(j, journal_sqlite__code(rc), "cannot open "
 				   "journal '%s': %s", s->path, s->db ?
 				   sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 	} else {
 		sqlite3_busy_timeout(s->db, s->busy_ms);
-		rc = sq_pragmas(j);
+		rc = j->readonly ? 0 : sq_pragmas(j);
 	}
 	if (rc) {
 		sq_close(s);

@@ -170,7 +170,12 @@ int journal_sqlite__ready(journal *j)
 		return 0;
 	if ((rc = sq_read_version(j, &v)))
 		return rc;
-	if (v == 0)
+	if (v == 0 && j->readonly)
+		rc = journal__fail(j, FC_JOURNAL_UNAVAILABLE, "'%s' has no fencecert "
+				   "journal schema (not a journal, or never "
+				   "used); opened read-only, nothing created",
+				   s->path);
+	else if (v == 0)
 		rc = sq_upgrade(j);
 	else if (v > JOURNAL_SCHEMA_VERSION)
 		rc = sq_newer(j, v);

@@ -9,7 +9,9 @@
  *     route name must have the same definition digest and expectation in
  *     every shard.  When shards say which shard they are ("shard":
  *     {"index", "count"}), every shard 1..count must be present exactly
- *     once, so a lost CI artifact cannot make a smaller run look whole.
+ *     once, so a lost CI artifact cannot make a smaller run look whole,
+ *     and every shard must list the same routes (a shard run with another
+ *     --route selection holds another slice).
  *  2. Verdicts are recomputed, never copied: the union of schedules is
  *     folded with the checker's own check_tally_add()/check_tally_verdict()
  *     (harness/check.h).  The harness turns a verdict unverified when
@@ -102,6 +104,21 @@ static bool same_member(const json_t *a, const json_t *b, const char *obj,
 	return json_equal(x, y) || (!x && !y);
 }
 
+/* Shards of one run list the same routes in the same (suite) order. */
+static bool same_route_names(const json_t *a, const json_t *b)
+{
+	const json_t *ra = rview_arr(a, "routes"), *rb = rview_arr(b, "routes");
+	size_t n = json_array_size(ra);
+
+	if (json_array_size(rb) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rview_str(json_array_get(ra, i), "name"),
+			   rview_str(json_array_get(rb, i), "name")))
+			return false;
+	return true;
+}
+
 static int check_shards(struct merge *m)
 {
 	bool any_shard = false, all_shard = true;
@@ -165,6 +182,12 @@ static int check_shards(struct merge *m)
 		if (!have[k])
 			rc = fail(m, "shard %lld/%lld is missing", k, count);
 	free(have);
+	for (size_t i = 1; i < m->n && !rc; i++)
+		if (!same_route_names(m->in[0], m->in[i]))
+			rc = fail(m, "shards '%s' and '%s' certified routes of "
+				  "different selections: run every shard with the "
+				  "same --route and --only", m->paths[0],
+				  m->paths[i]);
 	return rc;
 }
 

@@ -449,6 +449,9 @@ static void draw_fault(FILE *out, const json_t *ap, double x, double y)
 		sym_flag(out, x, y, "pod lost");
 	else if (f[0] == 's')
 		sym_flag(out, x, y, "source changed");
+	else if (f[0] == 'r')
+		sym_flag(out, x, y, strstr(what, " refused ") ?
+			 "operator refused" : "operator recover");
 	else
 		sym_flag(out, x, y, what);
 	fputs("</g>\n", out);

@@ -599,6 +599,47 @@ static void test_schemas_isolate(void **state)
 	free(sa);
 }
 
+/* journal_open_readonly(): no DDL on a schema that has none, writes are
+ * refused by the port and change nothing. */
+static void test_readonly(void **state)
+{
+	char *sa, *ua = schema_url(base_url, NULL, &sa);
+	char sql[256], v[64], err[512];
+	struct journal_entry e;
+	struct journal_cas cas = { .operation_id = "ro", .expected_version = 1,
+				   .next = FC_COMMITTING };
+	journal *j, *ro;
+	PGconn *raw;
+
+	(void)state;
+	assert_int_equal(journal_open_readonly(ua, &ro, err, sizeof(err)), 0);
+	assert_int_equal(journal_get(ro, "ro", &e), FC_JOURNAL_UNAVAILABLE);
+	assert_non_null(strstr(journal_errmsg(ro), "no fencecert schema"));
+	journal_close(ro);
+	raw = raw_connect(base_url);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_namespace WHERE "
+		 "nspname = '%s'", sa);
+	raw_exec(raw, sql, v, sizeof(v), 0);
+	assert_string_equal(v, "0"); /* not even the schema was created */
+
+	j = open_ok(ua);
+	create(j, "ro", &e);
+	assert_int_equal(journal_open_readonly(ua, &ro, err, sizeof(err)), 0);
+	assert_int_equal(journal_get(ro, "ro", &e), 0);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(journal_cas(ro, &cas, &e), FC_USAGE);
+	assert_int_equal(journal_acquire_lease(ro, "ro", "me", 1000, &e),
+			 FC_USAGE);
+	assert_int_equal(journal_get(j, "ro", &e), 0);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(e.lease_epoch, 0);
+	journal_close(ro);
+	journal_close(j);
+	PQfinish(raw);
+	free(ua);
+	free(sa);
+}
+
 static void test_newer_or_foreign_schema_refused(void **state)
 {
 	char *sa, *ua = schema_url(base_url, NULL, &sa);
@@ -674,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_postgres_scheme),
 		cmocka_unit_test(test_schemas_isolate),
 		cmocka_unit_test(test_newer_or_foreign_schema_refused),
+		cmocka_unit_test(test_readonly),
 	};
 	const char *env = getenv("FENCECERT_PG_URL");
 	int failed;

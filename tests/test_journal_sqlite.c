@@ -190,6 +190,79 @@ static void test_schema_created_implicitly(void **state)
 	sqlite3_close(db);
 }
 
+/* journal_open_readonly(): reads work, every write is refused before it
+ * reaches the file, a missing file is not created, a file without the
+ * schema is not given one. */
+static void test_readonly(void **state)
+{
+	char path[256], url[300], err[512];
+	struct journal_entry e;
+	struct journal_cas cas = { .operation_id = "op", .expected_version = 1,
+				   .next = FC_COMMITTING };
+	struct journal_transition *h = NULL;
+	struct journal_entry *list = NULL;
+	char (*ids)[JOURNAL_ID_MAX] = NULL;
+	size_t n = 0;
+	int created, from, to;
+	journal *j, *ro;
+	sqlite3 *db;
+
+	(void)state;
+	fresh(path, sizeof(path), url, sizeof(url), NULL);
+	assert_int_equal(journal_open_readonly(url, &ro, err, sizeof(err)),
+			 FC_JOURNAL_UNAVAILABLE);
+	assert_null(ro);
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* an SQLite file without the schema stays without it */
+	db = raw_open(path);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(journal_open_readonly(url, &ro, err, sizeof(err)), 0);
+	assert_int_equal(journal_get(ro, "op", &e), FC_JOURNAL_UNAVAILABLE);
+	assert_non_null(strstr(journal_errmsg(ro), "no fencecert journal schema"));
+	journal_close(ro);
+	db = raw_open(path);
+	assert_false(has_table(db, "fencecert_schema"));
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_journal_mode "
+				 "WHERE journal_mode = 'wal'"), 0);
+	sqlite3_close(db);
+
+	/* a journal: reads answer, writes are refused and change nothing */
+	fresh(path, sizeof(path), url, sizeof(url), NULL);
+	j = open_ok(url);
+	assert_int_equal(journal_create_or_get(j, "op", "sha256:i", NULL, &e,
+					       &created), 0);
+	assert_int_equal(journal_open_readonly(url, &ro, err, sizeof(err)), 0);
+	assert_int_equal(journal_get(ro, "op", &e), 0);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(journal_history(ro, "op", &h, &n), 0);
+	assert_int_equal(n, 1);
+	free(h);
+	assert_int_equal(journal_list(ro, NULL, &list, &n), 0);
+	assert_int_equal(n, 1);
+	free(list);
+	assert_int_equal(journal_cas(ro, &cas, &e), FC_USAGE);
+	assert_non_null(strstr(journal_errmsg(ro), "read-only"));
+	assert_int_equal(journal_create_or_get(ro, "op2", "sha256:i", NULL, &e,
+					       &created), FC_USAGE);
+	assert_int_equal(journal_acquire_lease(ro, "op", "me", 1000, &e),
+			 FC_USAGE);
+	assert_int_equal(journal_purge(ro, journal_now_ms() + 1000, &ids, &n),
+			 FC_USAGE);
+	assert_int_equal(journal_init(ro), FC_USAGE);
+	assert_int_equal(journal_migrate(ro, &from, &to), FC_USAGE);
+	/* even SQL that slipped past the port could not write */
+	assert_int_not_equal(sqlite3_exec(journal_sqlite__db(ro), "DELETE FROM "
+					  "operations", NULL, NULL, NULL), SQLITE_OK);
+	journal_close(ro);
+	assert_int_equal(journal_get(j, "op", &e), 0);
+	assert_int_equal(e.version, 1);
+	assert_int_equal(e.state, FC_PREPARING);
+	journal_close(j);
+}
+
 static void test_migrate_from_version_0(void **state)
 {
 	char path[256], url[300];
@@ -497,6 +570,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pragmas),
 		cmocka_unit_test(test_schema_created_implicitly),
+		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_migrate_from_version_0),
 		cmocka_unit_test(test_migration_step_is_atomic),
 		cmocka_unit_test(test_newer_schema_refused),

@@ -315,6 +315,13 @@ static void test_extensions(void **state)
 	assert_string_equal(sc->faults[0].resume_at, "after_reconcile_probe");
 	assert_int_equal(sc->faults[1].action, FAULT_LOSE_POD);
 	assert_int_equal(s->scenarios[2].faults[0].resume, RESUME_NEVER);
+	/* routes: narrows a scenario to the routes it names */
+	assert_null(sc->routes);
+	assert_true(scenario_applies_to(sc, "fs-fenced"));
+	assert_string_equal(s->scenarios[2].routes[0], "naive-append");
+	assert_null(s->scenarios[2].routes[1]);
+	assert_true(scenario_applies_to(&s->scenarios[2], "naive-append"));
+	assert_false(scenario_applies_to(&s->scenarios[2], "fs-fenced"));
 	sc = &s->scenarios[3];
 	assert_int_equal(sc->faults[1].action, FAULT_CHANGE_SOURCE);
 	assert_int_equal(sc->faults[1].after_attempt, 1);
@@ -334,6 +341,14 @@ static void test_extensions(void **state)
 	assert_int_equal(e->random_schedules, 5);
 	assert_true(e->random_seed == 1);
 	assert_int_equal(e->max_faults, 3);
+	sc = &s->scenarios[6];
+	assert_int_equal(sc->faults[2].action, FAULT_RECOVER);
+	assert_int_equal(sc->faults[2].after_attempt, 2);
+	assert_int_equal(sc->faults[2].decision, DECIDE_MARK_FAILED_PRE_COMMIT);
+	assert_true(sc->faults[2].force);
+	assert_true(sc->faults[2].wrong_target);
+	assert_int_equal(sc->faults[2].operation, 1);
+	assert_int_equal(sc->faults[0].decision, DECIDE_NONE);
 	suite_free(s);
 }
 
@@ -343,7 +358,9 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       a->after_attempt == b->after_attempt &&
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
-	       strcmp(a->resume_at, b->resume_at) == 0;
+	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       a->decision == b->decision && a->force == b->force &&
+	       a->wrong_target == b->wrong_target;
 }
 
 /* Loaded faults are in schedule.c's normal form: their string form parses

@@ -25,7 +25,9 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
 	       strcmp(a->resume_at, b->resume_at) == 0 &&
-	       strcmp(a->rule, b->rule) == 0;
+	       strcmp(a->rule, b->rule) == 0 &&
+	       a->decision == b->decision && a->force == b->force &&
+	       a->wrong_target == b->wrong_target;
 }
 
 static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
@@ -41,6 +43,14 @@ static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
 static struct fault between(enum fault_action a, int after, int op)
 {
 	return (struct fault){ .action = a, .after_attempt = after, .operation = op };
+}
+
+static struct fault operator(enum operator_decision d, int after, int op,
+			     bool force, bool wrong_target)
+{
+	return (struct fault){ .action = FAULT_RECOVER, .after_attempt = after,
+			       .operation = op, .decision = d, .force = force,
+			       .wrong_target = wrong_target };
 }
 
 /* Known faults and their one canonical string. */
@@ -66,6 +76,13 @@ static void test_known_strings(void **state)
 		{ { .action = FAULT_SYSCALL, .attempt = 2, .operation = 1,
 		    .rule = "write:errno:EIO@/x:y#z@w" },
 		  "y@2/op1=write:errno:EIO@/x:y#z@w" },
+		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "r:committed@2" },
+		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 3, 1, true, false),
+		  "r:failed_pre_commit@3/op1+force" },
+		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 2, 0, true, true),
+		  "r:failed_pre_commit@2+force+wrong_target" },
+		{ operator(DECIDE_MARK_COMMITTED, 1, 2, false, true),
+		  "r:committed@1/op2+wrong_target" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -110,6 +127,7 @@ static void test_accepted_forms(void **state)
 		{ "lose_xcom@1;lose_pod@1;change_source@2/op3", "x@1;l@1;s@2/op3" },
 		{ "p:a@1>next2", "p:a@1>next2" },
 		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
+		{ "recover:committed@2;x@2", "r:committed@2;x@2" },
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -176,6 +194,12 @@ static struct fault random_fault(uint64_t *rng)
 		strcpy(f.rule, rules[next(rng) % 4]);
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
+	}
+	if (f.action == FAULT_RECOVER) {
+		f.decision = next(rng) % 2 ? DECIDE_MARK_COMMITTED :
+			     DECIDE_MARK_FAILED_PRE_COMMIT;
+		f.force = next(rng) % 2;
+		f.wrong_target = next(rng) % 2;
 	}
 	return f;
 }
@@ -251,6 +275,12 @@ static void test_bad_strings(void **state)
 		{ "y@1=nosuch:kill_before", "at position 5: " },
 		{ "y@1=ftruncate:kill_after", "kill_after is not supported" },
 		{ "y@1=fsync:kill_before@{nope}", "unknown placeholder '{nope}'" },
+		{ "r@2", "unexpected '@' at position 2, expected ':' and an operator decision" },
+		{ "r:commit@2", "position 3, expected an operator decision (committed, failed_pre_commit)" },
+		{ "r:committed", "ends at position 12, expected '@'" },
+		{ "r:committed@2+wrong_target+force",
+		  "unexpected '+' at position 27, expected '/op', '+force', '+wrong_target', ';' or the end" },
+		{ "r:committed@2#1", "unexpected '#' at position 14" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {

@@ -179,6 +179,38 @@ cmp -s "$tmp/before" "$tmp/after" ||
 	fail "A: inspect/plan changed files: $(diff "$tmp/before" "$tmp/after")"
 recover 2 inspect --journal "sqlite:$d/state/nope.db" --target "$T" --op "$OP"
 [ ! -e "$d/state/nope.db" ] || fail "A: inspect created a journal"
+# A SQLite file that is no journal (rollback-journal mode, a table of its
+# own) and a file that is no database: inspect and plan fail cleanly and
+# leave them as they were -- no schema, no WAL switch, no -wal/-shm --
+# also when the same file is the probed target.
+mkdir "$d/other"
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE t(x)")
+c.execute("INSERT INTO t VALUES (1)"); c.commit(); c.close()' "$d/other/plain.db"
+printf 'not a database, not at all: %0400d\n' 0 >"$d/other/garbage.db"
+others() { (cd "$d/other" && find . -type f | LC_ALL=C sort | xargs sha256sum); }
+others >"$tmp/before"
+for sub in inspect plan; do
+	recover 69 "$sub" --journal "sqlite:$d/other/plain.db" \
+		--target "sqlite:$d/other/plain.db" --op "$OP"
+	stderr_has "^fencecert: JOURNAL_UNAVAILABLE: .*plain.db' has no fencecert journal schema"
+	set +e
+	"$FENCECERT" recover "$sub" --journal "sqlite:$d/other/garbage.db" \
+		--target "$T" --op "$OP" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	set -e
+	[ "$got" -ne 0 ] && [ "$got" -lt 64 ] ||
+		fail "A: $sub on a non-database exited $got: $(cat "$tmp/err")"
+	grep -q "^fencecert: [A-Z_]*: " "$tmp/err" || fail "A: $sub garbage: $(cat "$tmp/err")"
+	# the journal is fine, the target is the plain file: probed read-only
+	recover 0 "$sub" --journal "$J" --target "sqlite:$d/other/plain.db" --op "$OP"
+done
+others >"$tmp/after"
+cmp -s "$tmp/before" "$tmp/after" ||
+	fail "A: inspect/plan wrote to a foreign file: $(diff "$tmp/before" "$tmp/after")"
+[ "$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode").fetchone()[0])' \
+	"$d/other/plain.db")" = delete ] || fail "A: the probe switched the target to WAL"
 
 # The plan refuses the opposite of the proof, --force or not.
 apply 4 4 mark-failed-pre-commit alice test --force

@@ -145,6 +145,16 @@ if [ "$have_render" = 1 ]; then
 		fail "junit.xsd accepted a testcase without classname"
 	fi
 	ok "junit.xsd rejects a testcase without classname"
+	# a rejected control's timeline says who duplicated what after which
+	# fault, in text a reader sees (the browser's DOM is checked below)
+	for src in fixture fresh; do
+		expect 0 "$PYANY" tests/integration/reports_check.py html-dup \
+			"$tmp/r-$src/report.html" naive
+	done
+	ok "report.html, naive: $(cat "$tmp/out")"
+	expect 1 "$PYANY" tests/integration/reports_check.py html-dup \
+		"$tmp/r-fixture/report.html" c-sqlite
+	ok "html-dup finds no duplicating lane for the certified route"
 	expect 2 "$FENCECERT" report render "$tmp/nope.json" --out "$tmp/x"
 	expect 64 "$FENCECERT" report render "$FIXTURE" --out "$tmp/x" --format pdf
 	ok "report render: exit 2 for a missing report, 64 for an unknown format"
@@ -303,27 +313,79 @@ gate 0 "$tmp/m.json" --suite-digest "$DIGEST"
 unset FENCECERT_SIGNING_KEY
 ok "signed merge: unsigned inputs refused, output verifies at the gate"
 
-# real shards: 3 shard runs merged == 1 unsharded run
-if "$FENCECERT" certify --help 2>/dev/null | grep -q -- '--shard'; then
-	for k in 1 2 3; do
-		expect 0 "$FENCECERT" certify "$tmp/suite.yaml" --shard "$k/3" \
-			--out "$tmp/real$k" --quiet
-	done
-	expect 0 "$FENCECERT" merge "$tmp/real.json" "$tmp/real1/report.json" \
-		"$tmp/real2/report.json" "$tmp/real3/report.json"
-	check_py same "$tmp/fresh/report.json" "$tmp/real.json" >"$tmp/same" ||
-		fail "3 merged shards differ from the unsharded run: $(cat "$tmp/same")"
-	ok "3 real shards merged == 1 unsharded run ($(cat "$tmp/same"))"
-else
-	echo "skipped: real shard merge (needs --shard: 'fencecert certify" \
-	     "--shard I/N' is not implemented in this build)"
-fi
+# --- real shards: 3 shard runs merged == 1 unsharded run ---------------------------
+# scenarios/default.yaml limited to the C route and two controls, two
+# fixed scenarios and every exploration kind (discovery and retry waves,
+# interleavings, random schedules), so the slicing is exercised on every
+# kind of job.
+sed "s|build/fencecert|$FENCECERT|" scenarios/default.yaml >"$tmp/default.yaml"
+SEL="--route c-sqlite --route naive --route xcom-guard --quiet --only clean
+ --only kill-after-target-commit --only every-failpoint --only interleavings
+ --only random"
+# shellcheck disable=SC2086
+expect 0 "$FENCECERT" certify "$tmp/default.yaml" $SEL --out "$tmp/whole"
+for k in 1 2 3; do
+	# shellcheck disable=SC2086
+	expect 0 "$FENCECERT" certify "$tmp/default.yaml" $SEL --shard "$k/3" \
+		--out "$tmp/real$k"
+	grep -q "^shard $k/3: verdicts over this shard" "$tmp/out" ||
+		fail "shard $k/3 does not say it is a shard: $(cat "$tmp/out")"
+done
+expect 0 "$PYANY" tests/integration/reports_check.py shards \
+	"$tmp/whole/report.json" "$tmp/real1/report.json" \
+	"$tmp/real2/report.json" "$tmp/real3/report.json"
+ok "3 real shards partition the unsharded run's schedules ($(cat "$tmp/out"))"
+expect 0 "$FENCECERT" merge "$tmp/real.json" "$tmp/real1/report.json" \
+	"$tmp/real2/report.json" "$tmp/real3/report.json"
+check_py same "$tmp/whole/report.json" "$tmp/real.json" >"$tmp/same" ||
+	fail "3 merged shards differ from the unsharded run: $(cat "$tmp/same")"
+[ "$(check_py get "$tmp/real.json" '" ".join(r["verdict"] for r in d["routes"])')" = \
+  "certified-automatic rejected rejected" ] || fail "merged verdicts: $(cat "$tmp/real.json")"
+ok "3 real shards merged == 1 unsharded run ($(cat "$tmp/same"))"
+[ -z "$PY" ] || expect 0 "$PY" tests/integration/reports_check.py validate \
+	"$SCHEMA" "$tmp/real1/report.json" "$tmp/real.json"
+expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+	"$tmp/real2/report.json"
+err_has "shard 3/3 is missing"
+expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+	"$tmp/real2/report.json" "$tmp/real3/report.json" "$tmp/whole/report.json"
+err_has "some inputs say which shard they are and some do not"
+# a shard of another route selection (the count fits, the work does not)
+expect 0 "$FENCECERT" certify "$tmp/default.yaml" --route c-sqlite \
+	--route naive --quiet --shard 3/3 --out "$tmp/other3" --only clean
+expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+	"$tmp/real2/report.json" "$tmp/other3/report.json"
+err_has "certified routes"
+expect 0 "$FENCECERT" certify "$tmp/default.yaml" --route c-sqlite \
+	--quiet --shard 2/2 --out "$tmp/two" --only clean
+expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+	"$tmp/two/report.json"
+err_has "does not fit 3 shards"
+for bad in 0/3 4/3 3 1/0 1/3x -1/3 a/b 1/1001; do
+	expect 2 "$FENCECERT" certify "$tmp/default.yaml" --shard "$bad"
+	err_has "--shard takes I/N with 1 <= I <= N <= 1000 (shards count from 1), not '$bad'"
+done
+expect 2 "$FENCECERT" certify "$tmp/default.yaml" --shard 1/2 --only clean \
+	--schedule clean
+err_has "does not combine with --shard"
+ok "merge refuses missing, mixed, foreign-selection and other-count shards; bad --shard forms exit 2"
 
 # --- CI templates -------------------------------------------------------------------
 if "$PYANY" -c 'import yaml' 2>/dev/null; then
 	expect 0 "$PYANY" tests/integration/reports_check.py ci-templates \
 		ci/templates/github-actions.yml ci/templates/gitlab-ci.yml
 	ok "$(cat "$tmp/out")"
+	# the check must be able to say no: no JUnit publishing, no summary
+	sed '/name: publish the JUnit results/,/include_passed/d' \
+		ci/templates/github-actions.yml >"$tmp/gh.yml"
+	expect 1 "$PYANY" tests/integration/reports_check.py ci-templates \
+		"$tmp/gh.yml" ci/templates/gitlab-ci.yml
+	grep -q "JUnit XML not published" "$tmp/out" || fail "gh: $(cat "$tmp/out")"
+	grep -v 'cat merged/summary.md' ci/templates/gitlab-ci.yml >"$tmp/gl.yml"
+	expect 1 "$PYANY" tests/integration/reports_check.py ci-templates \
+		ci/templates/github-actions.yml "$tmp/gl.yml"
+	grep -q "Markdown summary not shown" "$tmp/out" || fail "gl: $(cat "$tmp/out")"
+	ok "the CI template check refuses a template that does not publish"
 else
 	echo "skipped: CI template check (no python3 yaml module; apt-get install" \
 	     "python3-yaml)"
@@ -368,6 +430,9 @@ else
 	done
 	grep -q 'data-fc-script="ran"' "$tmp/chrome-dump.out" ||
 		fail "the inline script did not run (no data-fc-script in the DOM)"
+	expect 0 "$PYANY" tests/integration/reports_check.py html-dup \
+		"$tmp/chrome-dump.out" naive
+	ok "in the browser's DOM, $(cat "$tmp/out")"
 	size=$(wc -c <"$tmp/report.png" 2>/dev/null || echo 0)
 	[ "$size" -gt 20000 ] || fail "screenshot missing or trivial ($size bytes)"
 	ok "chromium: report.html loads without console messages, script ran," \

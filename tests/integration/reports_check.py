@@ -12,6 +12,13 @@ implementation, not against itself.
   split IN PREFIX N [shard-info]  N shards of IN's schedules: PREFIX1.json...
   same A B                        A and B agree on verdicts, schedule sets,
                                   violations and coverage sets
+  shards WHOLE SHARD...           real shard reports: each says which shard
+                                  it is, each is a proper part, and their
+                                  schedules partition WHOLE's
+  html-dup HTML ROUTE             the HTML (a browser's DOM dump or the file)
+                                  shows, in ROUTE's section, a lane marked
+                                  as duplicating that names the attempt,
+                                  the rows and the fault before it
   get FILE EXPR                   print a Python expression over `d`
   ci-templates GITHUB GITLAB      the CI templates parse, have the jobs and
                                   keys docs/ci.md promises, and every shell
@@ -19,6 +26,7 @@ implementation, not against itself.
 """
 import hashlib
 import hmac
+from html.parser import HTMLParser
 import json
 import re
 import subprocess
@@ -131,6 +139,111 @@ def cmd_same(a, b):
     return 1
 
 
+def sched_keys(doc):
+    return [(r["name"], s["scenario"], s["kind"], s["schedule"])
+            for r in doc["routes"] for s in r["schedules"]]
+
+
+def cmd_shards(whole, *paths):
+    want = sched_keys(load(whole))
+    seen = {}
+    n = len(paths)
+    for k, p in enumerate(paths, 1):
+        d = load(p)
+        if d.get("shard") != {"index": k, "count": n}:
+            print(f"{p}: shard is {d.get('shard')}, want {k}/{n}")
+            return 1
+        keys = sched_keys(d)
+        if not keys or len(keys) >= len(want):
+            print(f"{p}: {len(keys)} of {len(want)} schedules: not a slice")
+            return 1
+        for key in keys:
+            if key in seen:
+                print(f"{key} is in shard {seen[key]} and shard {k}")
+                return 1
+            seen[key] = k
+    if sorted(seen) != sorted(want):
+        print(f"the shards hold {len(seen)} schedules, the whole run "
+              f"{len(want)}: {sorted(set(want) ^ set(seen))[:5]}")
+        return 1
+    sizes = [sum(1 for v in seen.values() if v == k) for k in range(1, n + 1)]
+    print(f"{len(want)} schedules partitioned into shards of {sizes}")
+    return 0
+
+
+class LaneText(HTMLParser):
+    """Per route section (its <h2>'s first word), the text of each
+    timeline lane (<g class="lane">) by class, and whether it has a
+    duplicate band."""
+
+    def __init__(self):
+        super().__init__()
+        self.route = None
+        self.in_h2 = False
+        self.lanes = []      # (route, {"dup": bool, class: [text]})
+        self.lane = None
+        self.depth = 0
+        self.cls = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "h2":
+            self.in_h2, self.h2 = True, ""
+        if self.lane is not None:
+            if tag == "g":
+                self.depth += 1
+            if a.get("class") == "dupband":
+                self.lane["dup"] = True
+        elif tag == "g" and a.get("class") == "lane":
+            self.lane, self.depth = {"dup": False}, 1
+        self.cls.append(a.get("class", ""))
+
+    def handle_endtag(self, tag):
+        if self.cls:
+            self.cls.pop()
+        if tag == "h2" and self.in_h2:
+            self.in_h2 = False
+            self.route = self.h2.split()[0] if self.h2.split() else None
+        if tag == "g" and self.lane is not None:
+            self.depth -= 1
+            if self.depth == 0:
+                self.lanes.append((self.route, self.lane))
+                self.lane = None
+
+    def handle_data(self, data):
+        if self.in_h2:
+            self.h2 += data
+        if self.lane is not None and self.cls:
+            self.lane.setdefault(self.cls[-1], []).append(data)
+
+
+def cmd_html_dup(path, route):
+    p = LaneText()
+    p.feed(open(path, encoding="utf-8").read())
+    found = []
+    for r, lane in p.lanes:
+        if r != route or not lane["dup"]:
+            continue
+        label = "".join(lane.get("lanelabel", []))
+        sub = "".join(lane.get("lanesub", []))
+        note = "".join(lane.get("note", []))
+        m1 = re.fullmatch(r"op (\d+) · try (\d+)", label)
+        m2 = re.match(r"attempt (\d+) · pid \d+", sub)
+        m3 = re.fullmatch(r"\+(\d+) duplicate rows?: (o\d+-r\d+.*) — after "
+                          r"(.*(?:kill|pause|fail|lost|crash|changed).* in "
+                          r"(?:op \d+ )?try (\d+).*)", note)
+        if m1 and m2 and m3 and int(m3.group(4)) < int(m1.group(2)):
+            found.append(f"attempt {m2.group(1)} (op {m1.group(1)} try "
+                         f"{m1.group(2)}) added {m3.group(1)} duplicate rows "
+                         f"({m3.group(2)[:30]}) after {m3.group(3)}")
+    if not found:
+        print(f"{path}: route {route}: no lane shows which attempt duplicated "
+              f"which rows after which fault ({len(p.lanes)} lanes seen)")
+        return 1
+    print(f"{route}: {len(found)} lanes, e.g. {found[0]}")
+    return 0
+
+
 def cmd_get(path, expr):
     d = load(path)
     print(eval(expr, {"d": d}))
@@ -177,6 +290,17 @@ def check_github(path):
          "report job lacks merge or gate")
     need("GITHUB_STEP_SUMMARY" in text["report"], "no step summary")
     need("--require-signature" in text["report"], "gate without signature")
+    need("--format junit,md,html" in text["report"], "report not rendered")
+    junit = [s for s in jobs["report"]["steps"]
+             if "junit" in s.get("uses", "")]
+    need(junit and junit[0]["with"]["report_paths"] ==
+         "merged/report.junit.xml", "JUnit XML not published")
+    need(jobs["report"]["permissions"]["checks"] == "write",
+         "JUnit check run needs checks: write")
+    gate = [i for i, s in enumerate(jobs["report"]["steps"])
+            if "fencecert gate" in s.get("run", "")]
+    need(gate and gate[-1] == len(jobs["report"]["steps"]) - 1,
+         "the gate is not the last step of the report job")
     for name in ("certify", "report"):
         need(any(s.get("uses", "").startswith("actions/upload-artifact@")
                  for s in jobs[name]["steps"]), f"{name}: no artifact upload")
@@ -202,6 +326,10 @@ def check_gitlab(path):
     need("--shard \"$CI_NODE_INDEX/$CI_NODE_TOTAL\"" in certify, "--shard")
     need("merge" in report and "gate" in report, "merge and gate")
     need("--require-signature" in report, "gate without signature")
+    need("cat merged/summary.md" in report, "Markdown summary not shown")
+    need("merged/" in d["report"]["artifacts"]["paths"], "merged/ not kept")
+    need(d["report"]["script"][-1].lstrip().startswith(
+        "build/fencecert gate"), "the gate is not the last command")
     return 2
 
 
@@ -219,7 +347,8 @@ def cmd_ci_templates(github, gitlab):
 def main(argv):
     cmds = {"validate": cmd_validate, "sign": cmd_sign,
             "route-set": cmd_route_set, "split": cmd_split,
-            "same": cmd_same, "get": cmd_get,
+            "same": cmd_same, "get": cmd_get, "shards": cmd_shards,
+            "html-dup": cmd_html_dup,
             "ci-templates": cmd_ci_templates}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__)
