@@ -35,6 +35,7 @@ static const char *const inv_names[INV_COUNT + 1] = {
 	[INV_RECONCILE_FIRST] = "reconcile-before-io",
 	[INV_FENCING] = "fencing",
 	[INV_EVIDENCE] = "evidence-agrees",
+	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
 };
 
 static const char *const outcome_names[OUTCOME_COUNT] = {

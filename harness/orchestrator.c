@@ -168,13 +168,18 @@ static int spawn_try(struct orch *o, int op, int k)
 	r->try_number = k;
 	r->pause_fault = -1;
 	orch__proxy_try_starts(o, op, k);
-	rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
+	rc = orch__seccomp_plan(o, r, err, sizeof(err));
+	if (rc == FC_NOMEM)
+		goto nomem;
+	if (!rc)
+		rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
 			.argv = o->argv,
 			.env = env,
 			.stdout_path = a->stdout_path,
 			.stderr_path = a->stderr_path,
 			.failpoints = true,
 			.timeout_ms = o->p->suite->orchestrator.attempt_timeout_ms,
+			.seccomp = r->plan,
 		}, &r->proc, err, sizeof(err));
 	if (rc) {
 		a->spawn_failed = true;
@@ -218,6 +223,50 @@ static void starts_after(struct orch *o, int idx)
 	}
 }
 
+/* What the try's seccomp plan did: each rule that acted fired its fault. */
+static void collect_syscalls(struct orch *o, int idx)
+{
+	struct run *r = &o->runs[idx];
+	size_t n, total;
+	const struct sv_sysfault *sf = sv_proc_sysfaults(r->proc, &n, &total);
+
+	if (!r->plan)
+		return;
+	if (*sv_proc_seccomp_error(r->proc))
+		trouble(o, FC_IO, "syscall faults in op %d try %d: %s", r->op,
+			r->try_number, sv_proc_seccomp_error(r->proc));
+	for (size_t i = 0; i < n; i++) {
+		int fi = r->rule_fault[sf[i].rule];
+		char glob[PATH_MAX * 2], how[40];
+
+		if (fi < 0)
+			continue;
+		o->rec->fired[fi] = true;
+		if (sf[i].outcome == INJECT_OUT_FAILED) {
+			const char *e = strerrorname_np(sf[i].error);
+			if (e)
+				snprintf(how, sizeof(how), "errno:%s", e);
+			else
+				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
+			o->rec->attempts[idx].journal_failed |=
+				orch__journal_file(o, sf[i].path);
+		} else {
+			snprintf(how, sizeof(how), "%s",
+				 sf[i].outcome == INJECT_OUT_KILLED_AFTER ?
+				 "kill_after" : "kill_before");
+		}
+		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
+		orch__note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
+			     how, sf[i].syscall, glob, sf[i].occurrence);
+	}
+	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
+		orch__note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
+			     "and %zu more syscall faults", total - n);
+	if (o->p->sys_discover && r->op == 1 && r->try_number == 1 &&
+	    orch__seccomp_stats(o, idx, sv_proc_seccomp(r->proc)))
+		o->rc = FC_NOMEM;
+}
+
 static void on_exit_event(struct orch *o, int idx)
 {
 	struct rec_attempt *a = &o->rec->attempts[idx];
@@ -234,7 +283,9 @@ static void on_exit_event(struct orch *o, int idx)
 		trouble(o, FC_USAGE, "route exited 64 (usage or configuration "
 			"error) in op %d try %d; see '%s'", a->operation,
 			a->try_number, a->stderr_path);
+	collect_syscalls(o, idx);
 	sv_proc_free(r->proc);
+	orch__seccomp_release(r);
 	r->proc = NULL;
 	r->ended = true;
 	r->paused = false;
@@ -781,8 +832,10 @@ fatal:
 	if (entered && services_leave(p->services, err, errlen)) {
 		/* out of memory already: the schedule has no record to mark */
 	}
-	for (size_t i = 0; i < o.nruns; i++)
+	for (size_t i = 0; i < o.nruns; i++) {
 		sv_proc_free(o.runs[i].proc);
+		orch__seccomp_release(&o.runs[i]);
+	}
 	free(o.runs);
 	free(o.resume_done);
 	workgen_free(o.wg);

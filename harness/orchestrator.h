@@ -42,6 +42,11 @@
  * port) and the surviving return.json files are read into the record.  A
  * requested fault that never fired is marked so (rec_schedule.fired).
  *
+ * Syscall faults (FAULT_SYSCALL) of try k run that try under a seccomp
+ * plan (inject_seccomp.h) built before it starts; tries without one get no
+ * filter.  A rule that failed a call or killed the try marks its fault
+ * fired and is recorded as applied.
+ *
  * Ownership: orchestrator_run() returns a record the caller frees with
  * record_free().  The directory stays; the caller removes it.
  */
@@ -68,6 +73,9 @@ struct orch_params {
 	supervisor *sv;
 	services *services;          /* the suite's servers; NULL: none */
 	bool keep_namespaces;        /* leave {schedule_id}'s keys/schemas */
+	/* Syscall discovery: op 1 try 1 runs under a plan that counts these
+	 * syscalls on these paths, recorded in its rec_attempt.syscalls. */
+	const struct explore_spec *sys_discover;
 };
 
 /*

@@ -21,6 +21,8 @@ struct run {
 	int pause_fault;     /* index into faults, -1 */
 	bool given_up;       /* zombie: the task moved on */
 	bool resumed;
+	struct inject_seccomp_plan *plan; /* syscall faults of this try, NULL */
+	int *rule_fault;     /* plan rule i -> index into faults (-1: count) */
 };
 
 struct orch {
@@ -66,6 +68,24 @@ char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 
 void orch__free_list(char **v);
 
+/* orchestrator_syscall.c: the seccomp plan of try k of op (*plan NULL
+ * when it has no syscall faults), made before the try starts. */
+int orch__seccomp_plan(struct orch *o, struct run *r, char *err,
+		       size_t errlen) FC_MUST_CHECK;
+void orch__seccomp_release(struct run *r);
+
+/* A path made relative to the schedule's directory, as a glob:
+ * "{dir}/a\*b" (or the escaped absolute path outside it). */
+void orch__path_glob(const struct orch *o, const char *path, char *out,
+		     size_t outlen);
+
+/* Copy a discovery session's statistics into attempt idx; FC_NOMEM. */
+int orch__seccomp_stats(struct orch *o, int idx,
+			const struct inject_seccomp_session *s) FC_MUST_CHECK;
+
+/* Does path name one of the journal's files (sqlite: the database and its
+ * -journal / -wal)? */
+bool orch__journal_file(const struct orch *o, const char *path);
 /* This fencecert binary (what routes get as FENCECERT_BIN). */
 const char *orch__self_exe(void);
 

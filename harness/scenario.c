@@ -56,6 +56,7 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_CHANGE_SOURCE] = "change_source",
 	[FAULT_STOP_MEMBER] = "stop_member",
 	[FAULT_START_MEMBER] = "start_member",
+	[FAULT_SYSCALL] = "syscall",
 	[FAULT_RECOVER] = "recover",
 	[FAULT_CUT_AFTER_COMMIT] = "cut_after_commit",
 	[FAULT_HOLD_COMMIT] = "hold_commit",

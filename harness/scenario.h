@@ -24,6 +24,7 @@
 
 #define SCENARIO_NAME_MAX 128
 #define FAILPOINT_NAME_MAX 64
+#define FAULT_RULE_MAX 256 /* a syscall fault's rule string, '\0' included */
 
 enum fault_action {
 	FAULT_KILL,          /* SIGKILL the attempt's process group at a failpoint */
@@ -34,6 +35,7 @@ enum fault_action {
 	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
 	FAULT_STOP_MEMBER,   /* stop one member of an etcd service */
 	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
+	FAULT_SYSCALL,       /* a seccomp rule (`rule`) active during an attempt */
 	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
 				attempt, then the task is cleared */
 	FAULT_CUT_AFTER_COMMIT, /* proxy: relay a COMMIT, cut before its answer */
@@ -73,6 +75,10 @@ struct fault {
 	char failpoint[FAILPOINT_NAME_MAX]; /* at a failpoint */
 	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
 	int operation;        /* 1-based operation index; 0 = every operation */
+	/* FAULT_SYSCALL: an inject_seccomp rule string ("fsync#2:kill_after@
+	 * {dir}/journal.db", inject_seccomp.h) whose glob may hold "{dir}";
+	 * applied to try `attempt`.  Never contains ';'. */
+	char rule[FAULT_RULE_MAX];
 	enum fault_resume resume;
 	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
 	char member[MEMBER_NAME_MAX];       /* stop/start_member: "m2" */
@@ -111,6 +117,14 @@ struct explore_spec {
 	int random_schedules;    /* random: {schedules: N, seed: S}; 0 = none */
 	uint64_t random_seed;
 	int max_faults;          /* random: faults per schedule (default 3) */
+	/* syscalls: [...] -- a syscall-fault exploration instead (then the
+	 * fields above are unused): discovery counts the calls of op 1 try 1
+	 * per (syscall, glob of `paths`), then each occurrence x action is
+	 * one schedule.  NULL-terminated; sys_actions are rule actions
+	 * ("kill_before", "kill_after", "errno:EIO"). */
+	char **syscalls;
+	char **sys_actions;
+	char **sys_paths;        /* "{dir}/..." (every file) when not given */
 };
 
 struct scenario {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject_seccomp.h"
 #include "schedule.h"
 #include "scenario_impl.h"
 
@@ -33,11 +34,12 @@ static const char *const scenario_keys[] = {
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
 	"resume", "recover", "force", "wrong_target", "member", "service",
-	"proxy", "delay_ms", NULL,
+	"proxy", "delay_ms", "syscall", "path", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
-	"failpoints", "actions", "interleavings", "random", NULL,
+	"failpoints", "actions", "interleavings", "random", "syscalls", "paths",
+	NULL,
 };
 static const char *const random_keys[] = { "schedules", "seed", "faults", NULL };
 
@@ -238,6 +240,49 @@ static int parse_member(struct yctx *c, yaml_node_t *n, struct fault *f)
 	return 0;
 }
 
+/* {attempt: N, syscall: S, hit: H, action: kill_before | kill_after |
+ *  "errno:E", path: GLOB} -> one FAULT_SYSCALL with its rule string. */
+static int parse_syscall_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
+			       const struct fault_bounds *b)
+{
+	const char *sys, *action, *path = NULL;
+	yaml_node_t *v, *act, *sysn;
+	char msg[300];
+
+	f->action = FAULT_SYSCALL;
+	if (refuse_key(c, n, "after_attempt", f, " (use 'attempt')") < 0 ||
+	    refuse_key(c, n, "failpoint", f, " (it fires at a system call)") < 0 ||
+	    refuse_key(c, n, "resume", f, " (only pause resumes)") < 0 ||
+	    scenario__map_need(c, n, "syscall", "syscall fault", &sysn) < 0 ||
+	    scenario__get_str(c, sysn, "syscall", &sys) < 0 ||
+	    scenario__map_need(c, n, "action", "syscall fault", &act) < 0 ||
+	    scenario__get_str(c, act, "action", &action) < 0 ||
+	    scenario__map_need(c, n, "attempt", "syscall fault", &v) < 0 ||
+	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->attempt > b->tries)
+		return scenario__error(c, v,
+				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+				       f->attempt, b->tries - 1, b->tries);
+	if (!inject_seccomp_syscall_info(sys, &(bool){ false }))
+		return scenario__error(c, sysn,
+				       "syscall '%.40s' cannot be intercepted (docs/syscall-faults.md lists the supported ones)",
+				       sys);
+	f->hit = 1;
+	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "path", NULL)) &&
+	    scenario__get_str(c, v, "path", &path) < 0)
+		return FC_USAGE;
+	if (schedule_rule_make(f->rule, sizeof(f->rule), sys,
+			       (unsigned long)f->hit, action, path, msg,
+			       sizeof(msg)) < 0)
+		return scenario__error(c, v && path ? v : act, "%s", msg);
+	f->hit = 0; /* the rule carries it (normal form) */
+	return 0;
+}
+
 /* recover: the operator's decision, and how the operator gets it wrong */
 static int parse_recover(struct yctx *c, yaml_node_t *n, struct fault *f)
 {
@@ -321,15 +366,20 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	memset(f, 0, sizeof(*f));
 	f->line = (int)n->start_mark.line + 1;
 	f->column = (int)n->start_mark.column + 1;
-	if (scenario__map_check(c, n, fault_keys, "fault") < 0 ||
-	    scenario__map_need(c, n, "action", "fault", &v) < 0 ||
-	    scenario__get_str(c, v, "action", &action) < 0)
+	if (scenario__map_check(c, n, fault_keys, "fault") < 0)
 		return FC_USAGE;
-	if (fault_action_parse(action, &f->action) < 0)
+	if (scenario__map_get(c, n, "syscall", NULL)) {
+		if (parse_syscall_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else if (scenario__map_need(c, n, "action", "fault", &v) < 0 ||
+		   scenario__get_str(c, v, "action", &action) < 0) {
+		return FC_USAGE;
+	} else if (fault_action_parse(action, &f->action) < 0 ||
+		   f->action == FAULT_SYSCALL) {
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay; a fault with 'syscall' takes kill_before, kill_after or errno:NAME)",
 				       action);
-	if (fault_is_member_action(f->action)) {
+	} else if (fault_is_member_action(f->action)) {
 		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
 			  scenario__map_get(c, n, "attempt", NULL);
 
@@ -475,10 +525,83 @@ static int parse_random(struct yctx *c, yaml_node_t *n, struct explore_spec *e)
 	return c->failed ? FC_USAGE : 0;
 }
 
+static int check_syscall(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	if (!inject_seccomp_syscall_info(s, &(bool){ false }))
+		return scenario__error(c, n,
+				       "syscall '%.40s' cannot be intercepted (docs/syscall-faults.md lists the supported ones)",
+				       s);
+	return 0;
+}
+
+static int check_sys_action(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char rule[FAULT_RULE_MAX], msg[300];
+
+	if (strcmp(s, "count") == 0)
+		return scenario__error(c, n, "action 'count' cannot be explored (expected kill_before, kill_after or errno:NAME)");
+	/* kill_after is checked against each syscall when schedules are made */
+	if (schedule_rule_make(rule, sizeof(rule), "fsync", 1, s, NULL, msg,
+			       sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s (expected kill_before, kill_after or errno:NAME)",
+				       msg);
+	return 0;
+}
+
+static int check_path_glob(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char msg[300];
+
+	if (!*s || strchr(s, ';'))
+		return scenario__error(c, n, "a path glob must be non-empty and hold no ';'");
+	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s", msg);
+	return 0;
+}
+
+/* The list under key (1..max entries), or the one-entry list {dflt}. */
+static int get_list_or(struct yctx *c, yaml_node_t *map, const char *key,
+		       size_t max,
+		       int (*check)(struct yctx *, yaml_node_t *, const char *),
+		       const char *dflt, char ***out)
+{
+	yaml_node_t *v = scenario__map_get(c, map, key, NULL);
+
+	if (v)
+		return scenario__get_strv(c, v, key, 1, max, check, out);
+	if (!(*out = calloc(2, sizeof(char *))) || !((*out)[0] = strdup(dflt)))
+		return scenario__error(c, map, "out of memory");
+	return 0;
+}
+
+/* explore: {syscalls: [...], actions: [...], paths: [...]} */
+static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
+				  yaml_node_t *list, struct explore_spec *e)
+{
+	static const char *const other[] = { "failpoints", "interleavings",
+					      "random", NULL };
+	yaml_node_t *k = NULL;
+
+	for (const char *const *o = other; *o; o++)
+		if (scenario__map_get(c, n, *o, &k))
+			return scenario__error(c, k,
+					       "'%s' does not apply to a syscall exploration (write a separate scenario)",
+					       *o);
+	if (scenario__get_strv(c, list, "syscalls", 1, 32, check_syscall,
+			       &e->syscalls) < 0)
+		return FC_USAGE;
+	if (get_list_or(c, n, "actions", 8, check_sys_action, "kill_before",
+			&e->sys_actions) < 0 ||
+	    get_list_or(c, n, "paths", 16, check_path_glob, "{dir}/*",
+			&e->sys_paths) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 {
 	struct explore_spec *e;
-	yaml_node_t *v;
+	yaml_node_t *v, *k = NULL;
 
 	if (scenario__map_check(c, n, explore_keys, "explore") < 0)
 		return FC_USAGE;
@@ -492,6 +615,10 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	e->actions = FAULT_BIT(FAULT_KILL);
 	e->random_seed = 1;
 	e->max_faults = 3;
+	if ((v = scenario__map_get(c, n, "syscalls", NULL)))
+		return parse_explore_syscalls(c, n, v, e);
+	if ((v = scenario__map_get(c, n, "paths", &k)))
+		return scenario__error(c, k, "'paths' needs 'syscalls'");
 	if ((v = scenario__map_get(c, n, "failpoints", NULL)) &&
 	    parse_explore_failpoints(c, v, e) < 0)
 		return FC_USAGE;
@@ -576,8 +703,12 @@ void scenario__scenario_release(struct scenario *sc)
 {
 	free(sc->faults);
 	scenario__strv_free(sc->routes);
-	if (sc->explore)
+	if (sc->explore) {
 		scenario__strv_free(sc->explore->failpoints);
+		scenario__strv_free(sc->explore->syscalls);
+		scenario__strv_free(sc->explore->sys_actions);
+		scenario__strv_free(sc->explore->sys_paths);
+	}
 	free(sc->explore);
 }
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject_seccomp.h"
 #include "schedule.h"
 #include "scenario_impl.h"
 
@@ -34,6 +35,7 @@ static const struct {
 	{ 'd', FAULT_STOP_MEMBER }, { 'u', FAULT_START_MEMBER },
 	{ 'c', FAULT_CUT_AFTER_COMMIT }, { 'h', FAULT_HOLD_COMMIT },
 	{ 'r', FAULT_REFUSE }, { 'w', FAULT_DELAY },
+	{ 'y', FAULT_SYSCALL },
 };
 
 /* The operator decisions of recover faults in the string form. */
@@ -100,6 +102,14 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		return FC_USAGE;
 	if (f->operation > 0)
 		snprintf(op, sizeof(op), "/op%d", f->operation);
+	if (f->action == FAULT_SYSCALL) {
+		char err[8];
+		if (f->attempt < 1 || f->attempt > NUMBER_MAX ||
+		    strnlen(f->rule, FAULT_RULE_MAX) == FAULT_RULE_MAX ||
+		    schedule_rule_check(f->rule, err, sizeof(err)))
+			return FC_USAGE;
+		return snprintf(buf, size, "y@%d%s=%s", f->attempt, op, f->rule);
+	}
 	if (f->action == FAULT_RECOVER) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX ||
 		    f->decision <= DECIDE_NONE || (size_t)f->decision >= NDECISIONS)
@@ -288,7 +298,7 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s, o, d, u, c, h, r, w)");
+	return fail(c, "an action (k, p, f, x, l, s, o, d, u, c, h, r, w, y)");
 }
 
 static int parse_decision(struct cursor *c, struct fault *f)
@@ -401,6 +411,39 @@ static int parse_during(struct cursor *c, struct fault *f)
 	return 0;
 }
 
+/* 'y' '@' ATTEMPT ['/op' N] '=' RULE */
+static int parse_syscall_fault(struct cursor *c, struct fault *f)
+{
+	size_t len;
+	char why[256];
+
+	if (*c->p != '@')
+		return fail(c, "'@' and an attempt");
+	c->p++;
+	if (parse_number(c, "an attempt number", &f->attempt) < 0)
+		return FC_USAGE;
+	if (strncmp(c->p, "/op", 3) == 0) {
+		c->p += 3;
+		if (parse_number(c, "an operation number", &f->operation) < 0)
+			return FC_USAGE;
+	}
+	if (*c->p != '=')
+		return fail(c, "'/op' or '=' and a syscall rule");
+	c->p++;
+	len = strcspn(c->p, ";");
+	if (len >= FAULT_RULE_MAX)
+		return fail(c, "a syscall rule of at most 255 characters");
+	memcpy(f->rule, c->p, len);
+	f->rule[len] = '\0';
+	if (schedule_rule_check(f->rule, why, sizeof(why)) < 0) {
+		snprintf(c->err, c->errlen, "bad schedule '%.80s': at position %zu: %s",
+			 c->s, (size_t)(c->p - c->s) + 1, why);
+		return FC_USAGE;
+	}
+	c->p += len;
+	return 0;
+}
+
 static int parse_fault(struct cursor *c, struct fault *f)
 {
 	bool at;
@@ -408,6 +451,8 @@ static int parse_fault(struct cursor *c, struct fault *f)
 	memset(f, 0, sizeof(*f));
 	if (parse_action(c, &f->action) < 0)
 		return FC_USAGE;
+	if (f->action == FAULT_SYSCALL)
+		return parse_syscall_fault(c, f);
 	if (f->action == FAULT_RECOVER) {
 		if (*c->p != ':')
 			return fail(c, "':' and an operator decision");
@@ -512,4 +557,55 @@ int schedule_parse(const char *s, struct fault **faults, size_t *n,
 	*faults = v;
 	*n = count;
 	return 0;
+}
+
+/* ---- syscall rules -------------------------------------------------- */
+
+int schedule_rule_check(const char *rule, char *err, size_t errlen)
+{
+	struct inject_seccomp_plan *p;
+	const char *glob;
+	int rc;
+
+	if (strnlen(rule, FAULT_RULE_MAX) >= FAULT_RULE_MAX) {
+		snprintf(err, errlen, "syscall rule longer than %d characters",
+			 FAULT_RULE_MAX - 1);
+		return FC_USAGE;
+	}
+	if (strchr(rule, ';')) {
+		snprintf(err, errlen, "syscall rule '%s' contains ';'", rule);
+		return FC_USAGE;
+	}
+	glob = strchr(rule, '@');
+	if (glob && scenario__template_check(NULL, glob + 1, err, errlen) < 0)
+		return FC_USAGE;
+	if (inject_seccomp_plan_new(&p) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	rc = inject_seccomp_plan_add_rule(p, rule);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(p));
+	inject_seccomp_plan_free(p);
+	return rc < 0 ? FC_USAGE : 0;
+}
+
+int schedule_rule_make(char *out, size_t outlen, const char *syscall,
+		       unsigned long hit, const char *action, const char *glob,
+		       char *err, size_t errlen)
+{
+	char hitbuf[24] = "";
+	int n;
+
+	if (hit)
+		snprintf(hitbuf, sizeof(hitbuf), "#%lu", hit);
+	n = snprintf(out, outlen, "%s%s:%s%s%s", syscall, hitbuf, action,
+		     glob && *glob ? "@" : "", glob ? glob : "");
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(err, errlen, "syscall rule for '%s' is too long", syscall);
+		if (outlen)
+			out[0] = '\0';
+		return FC_USAGE;
+	}
+	return schedule_rule_check(out, err, errlen);
 }

@@ -27,6 +27,7 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       strcmp(a->resume_at, b->resume_at) == 0 &&
 	       strcmp(a->member, b->member) == 0 &&
 	       strcmp(a->service, b->service) == 0 &&
+	       strcmp(a->rule, b->rule) == 0 &&
 	       a->decision == b->decision && a->force == b->force &&
 	       a->wrong_target == b->wrong_target &&
 	       strcmp(a->proxy, b->proxy) == 0 && a->delay_ms == b->delay_ms;
@@ -100,6 +101,12 @@ static void test_known_strings(void **state)
 		{ member(at_fp(FAULT_START_MEMBER, "x", 3, 2, 0), "e.x", "m1"),
 		  "u:x@3#2=e.x/m1" },
 		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "o:committed@2" },
+		{ { .action = FAULT_SYSCALL, .attempt = 1,
+		    .rule = "fdatasync#2:kill_after@{dir}/journal.db*" },
+		  "y@1=fdatasync#2:kill_after@{dir}/journal.db*" },
+		{ { .action = FAULT_SYSCALL, .attempt = 2, .operation = 1,
+		    .rule = "write:errno:EIO@/x:y#z@w" },
+		  "y@2/op1=write:errno:EIO@/x:y#z@w" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 3, 1, true, false),
 		  "o:failed_pre_commit@3/op1+force" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 2, 0, true, true),
@@ -241,6 +248,14 @@ static struct fault random_fault(uint64_t *rng)
 			if (f.resume == RESUME_AT_NEXT_FAILPOINT)
 				random_name(rng, f.resume_at, 12);
 		}
+	} else if (f.action == FAULT_SYSCALL) {
+		static const char *const rules[] = {
+			"fsync#2:kill_before@{dir}/journal.db*",
+			"fdatasync:errno:EIO", "write#1000000:kill_after@/a:b#c@d",
+			"pwrite64#3:errno:ENOSPC@{dir}/t/*",
+		};
+		f.attempt = numbers[next(rng) % 8];
+		strcpy(f.rule, rules[next(rng) % 4]);
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
 	}
@@ -317,6 +332,13 @@ static void test_bad_strings(void **state)
 		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
 		{ "k:a@1#2#3", "unexpected '#' at position 8" },
 		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
+		{ "y@1", "ends at position 4, expected '/op' or '='" },
+		{ "y:fsync@1", "unexpected ':' at position 2, expected '@'" },
+		{ "y@1=", "at position 5: " },
+		{ "y@1=fsync:boom", "at position 5: unknown action 'boom'" },
+		{ "y@1=nosuch:kill_before", "at position 5: " },
+		{ "y@1=ftruncate:kill_after", "kill_after is not supported" },
+		{ "y@1=fsync:kill_before@{nope}", "unknown placeholder '{nope}'" },
 		{ "d:a@1", "ends at position 6, expected '=' and a member" },
 		{ "d@1", "ends at position 4, expected '=' and a member" },
 		{ "u@1=", "ends at position 5, expected a member name" },
@@ -379,6 +401,10 @@ static void test_format_refuses(void **state)
 		at_fp(FAULT_KILL, "a", 1, 1, -1),
 		between(FAULT_LOSE_XCOM, 0, 0),
 		at_fp(FAULT_ACTION_COUNT, "a", 1, 1, 0),
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "fsync:kill_before@a;b" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "ftruncate:kill_after" },
+		{ .action = FAULT_SYSCALL, .attempt = 0, .rule = "fsync:kill_before" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "" },
 	};
 	struct fault pause = at_fp(FAULT_PAUSE, "a", 1, 1, 0);
 	struct fault many[200];
