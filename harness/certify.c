@@ -35,21 +35,11 @@
 #include "record.h"
 #include "schedule.h"
 #include "supervise.h"
+#include "put.h"
 
 #define UNVERIFIED_NOTES_MAX 20
 
 volatile sig_atomic_t certify_interrupted;
-
-/* snprintf without truncation warnings: these strings are bounded on purpose */
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
 
 /* --- the worker side ------------------------------------------------------------ */
 

@@ -18,6 +18,7 @@
 
 #include "../journal/states.h"
 #include "check.h"
+#include "put.h"
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
 
@@ -38,17 +39,6 @@ bool check_is_target_call(const char *fp)
 		if (strcmp(rest, calls[i]) == 0)
 			return true;
 	return false;
-}
-
-/* snprintf without the truncation warnings: details are bounded on purpose */
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
 }
 
 /* --- collecting violations ----------------------------------------------- */

@@ -15,16 +15,7 @@
 
 #include "../journal/states.h"
 #include "check.h"
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
+#include "put.h"
 
 static const char *const inv_names[INV_COUNT + 1] = {
 	[INV_NO_DUPLICATE] = "no-duplicate",

@@ -36,18 +36,9 @@
 #include "collect.h"
 #include "fsutil.h"
 #include "orchestrator_impl.h"
+#include "put.h"
 
 /* --- small helpers ----------------------------------------------------- */
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Record the first harness-side problem; the schedule becomes unverified. */
 static void __attribute__((format(printf, 3, 4)))

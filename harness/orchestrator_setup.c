@@ -13,16 +13,7 @@
 #include <unistd.h>
 
 #include "orchestrator_impl.h"
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
+#include "put.h"
 
 char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 {

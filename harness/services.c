@@ -45,6 +45,7 @@
 #include "fsutil.h"
 #include "services.h"
 #include "watchdog.h"
+#include "put.h"
 
 #define SCRIPT_OUTPUT_MAX 4096
 #define ETCD_MEMBERS_MAX_SVC 3
@@ -67,17 +68,6 @@ struct services {
 	struct service *v;
 	size_t n;
 };
-
-/* snprintf without truncation warnings: these strings are bounded on purpose */
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
 
 static int __attribute__((format(printf, 3, 4)))
 fail(char *err, size_t errlen, const char *fmt, ...)
