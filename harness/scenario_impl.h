@@ -114,6 +114,9 @@ bool scenario__failpoint_valid(const char *name, size_t len);
 /* Check a template without expanding it ({service:NAME} against s's
  * services when s is not NULL); 0 or FC_USAGE with a message naming the
  * placeholder. */
+/* NAME of {env:NAME} (and of a service's env): [A-Za-z_][A-Za-z0-9_]*. */
+bool scenario__env_name_valid(const char *s, size_t len);
+
 int scenario__template_check(const struct suite *s, const char *tmpl,
 			     char *err, size_t errlen) FC_MUST_CHECK;
 
