@@ -22,13 +22,14 @@ mkdir -p "$out/corpus" "$out/artifacts"
 # The loader and what it links, compiled directly: the fuzzer needs its own
 # instrumentation, not the Makefile's objects.
 srcs="tests/fuzz/fuzz_scenario.c harness/scenario.c harness/scenario_yaml.c
-      harness/scenario_faults.c harness/schedule.c journal/identity.c
-      journal/error.c"
+      harness/scenario_faults.c harness/scenario_proxies.c
+      harness/scenario_template.c harness/schedule.c harness/inject_seccomp.c
+      journal/identity.c journal/error.c"
 # shellcheck disable=SC2086
 "$CLANG" -std=gnu11 -g -O1 -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	$(pkg-config --cflags yaml-0.1 openssl) $srcs \
-	-o "$out/fuzz_scenario" $(pkg-config --libs yaml-0.1 openssl)
+	$(pkg-config --cflags yaml-0.1 openssl libseccomp) $srcs \
+	-o "$out/fuzz_scenario" $(pkg-config --libs yaml-0.1 openssl libseccomp)
 echo "built $out/fuzz_scenario"
 
 # New inputs go to $out/corpus; the checked-in seeds stay untouched.
