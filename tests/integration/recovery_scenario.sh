@@ -110,7 +110,7 @@ need([a["end"] for a in tries] == ["SIGKILL", "exit 100", "exit 0"],
      f"mark-committed tries: {[a['end'] for a in tries]}")
 need(len(added(tries[0])) == 5 and not tries[2]["row_deltas"],
      f"try 3 mutated: {tries[2]['row_deltas']}")
-ap = [a["what"] for a in s["applied"] if a["fault"].startswith("r:")]
+ap = [a["what"] for a in s["applied"] if a["fault"].startswith("o:")]
 need(len(ap) == 1 and "recover apply mark-committed on op 1 after try 2: "
      "COMMIT_UNKNOWN v4 -> TARGET_COMMITTED v5" in ap[0], f"applied: {ap}")
 o = s["operations"][0]
@@ -151,7 +151,7 @@ s = sched(control, "refused-operator")
 need(any("refused (exit 4): fencecert: ILLEGAL_TRANSITION" in a["what"]
          for a in s["applied"]), f"refused: {[a['what'] for a in s['applied']]}")
 need(not s["violations"] and len(op1(s)) == 2, f"refused: {len(op1(s))} tries")
-need([f["fired"] for f in s["faults"] if f["fault"].startswith("r:")] == [False],
+need([f["fired"] for f in s["faults"] if f["fault"].startswith("o:")] == [False],
      "a refused apply did not fire")
 
 # nobody resolves it: exit 100 ends the task with a retry left
