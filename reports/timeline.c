@@ -449,7 +449,7 @@ static void draw_fault(FILE *out, const json_t *ap, double x, double y)
 		sym_flag(out, x, y, "pod lost");
 	else if (f[0] == 's')
 		sym_flag(out, x, y, "source changed");
-	else if (f[0] == 'r')
+	else if (f[0] == 'o')
 		sym_flag(out, x, y, strstr(what, " refused ") ?
 			 "operator refused" : "operator recover");
 	else
