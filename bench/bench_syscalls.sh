@@ -28,7 +28,7 @@ command -v strace >/dev/null || { echo "bench_syscalls: strace not installed, sk
 # death, and a disk's fsyncs would drown what is compared
 [ -w /dev/shm ] && dflt=/dev/shm || dflt=${TMPDIR:-/tmp}
 base=$(mktemp -d "${BENCH_DIR:-$dflt}/fc-bench-sys.XXXXXX") || exit 1
-trap 'rm -rf "$base"' EXIT
+trap '[ -n "${BENCH_KEEP:-}" ] || rm -rf "$base"' EXIT
 
 cat >"$base/suite.yaml" <<EOF
 version: 1
