@@ -42,6 +42,9 @@ mkdir "$scratch" 2>/dev/null || scratch=$(mktemp -d "$run/route.XXXXXX") || exit
 trap 'rm -rf "$scratch"' EXIT
 
 # ---- the failpoint channel: "HIT name", then one byte: c = go on ----------
+# One dd per failpoint, on purpose: `read` waits for a newline the harness
+# never sends, and a long-lived converter (dd cbs=1 conv=unblock) writes each
+# byte's newline only when the next byte comes.
 fp() {
 	[ -n "${FENCECERT_FAILPOINT_FD:-}" ] || return 0
 	printf 'HIT %s\n' "$1" >&"$FENCECERT_FAILPOINT_FD" || return 1
