@@ -60,7 +60,6 @@ finish() { # finish STATUS MESSAGE: the one report line, then exit
 
 NL='
 '
-US=$(printf '\037')
 slurp() { # slurp FILE: its text in $text, as "$(cat FILE)" gives it
 	text='' line=''
 	while IFS= read -r line; do text=$text$line$NL; done <"$1"
@@ -87,8 +86,9 @@ sqlq() {
 
 # jvars FILE VAR EXPR [VAR EXPR]...: sets each VAR with ONE sqlite3 call.
 # EXPR is a JSON path ($.a.b) into the file, or an SQL expression over j,
-# the file's text.  A VAR is empty when its value is null or missing, or
-# when the file cannot be read (sqlite3 says why on stderr).
+# the file's text.  A VAR is empty when its value is null or missing, when
+# the file cannot be read, or when it is not JSON (sqlite3 says so on
+# stderr).
 jvars() {
 	jv_sql="SELECT ''" jv_file=$1
 	shift
@@ -250,18 +250,18 @@ probe() { # probe BEFORE AFTER: sets answer to APPLIED, ABSENT or UNKNOWN
 	else
 		# One session, two reads: does the fence table exist (if not, the
 		# second SELECT fails and -bail stops), then our fence row as
-		# "row<US>epoch<US>intent<US>rows" (US: the 0x1f separator).
-		sqlite3 -bail -readonly -separator "$US" "$db" ".timeout 3000" \
+		# "row|epoch|rows|intent" (the intent last: it takes any '|').
+		sqlite3 -bail -readonly "$db" ".timeout 3000" \
 			"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND
 			 name = 'fencecert_fence'" \
-			"SELECT 'row', epoch, intent_digest, rows FROM fencecert_fence
+			"SELECT 'row', epoch, rows, intent_digest FROM fencecert_fence
 			 WHERE operation_id = '$op'" >"$scratch/probe" 2>/dev/null
-		rc=$? tables='' tag=''
-		{ IFS= read -r tables && IFS=$US read -r tag p_epoch p_intent p_rows; } \
+		p_rc=$? tables='' tag=''
+		{ IFS= read -r tables && IFS='|' read -r tag p_epoch p_rows p_intent; } \
 			<"$scratch/probe"
 		if [ "$tables" = 0 ]; then
 			answer=ABSENT
-		elif [ -n "$tables" ] && [ $rc -eq 0 ]; then
+		elif [ -n "$tables" ] && [ $p_rc -eq 0 ]; then
 			answer=ABSENT
 			[ "$tag" = row ] && answer=APPLIED
 		fi
