@@ -144,6 +144,8 @@ install: $(BUILD)/fencecert
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fencecert/scenarios
 	install -m 0755 $(BUILD)/fencecert $(DESTDIR)$(PREFIX)/bin/fencecert
 	install -m 0644 scenarios/*.yaml $(DESTDIR)$(PREFIX)/share/fencecert/scenarios/
+	install -d $(DESTDIR)$(PREFIX)/share/fencecert/ci
+	install -m 0755 ci/etcd-up ci/etcd-down ci/etcd-member ci/pg-up ci/pg-down $(DESTDIR)$(PREFIX)/share/fencecert/ci/
 
 clean:
 	rm -rf $(BUILD) build-*

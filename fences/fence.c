@@ -13,8 +13,7 @@
  *     classification; a backend that forgets to set it reports UNKNOWN.
  *  3. fence_errmsg() describes the last failure and is cleared by each call.
  *
- * Adding a fence is one row in `backends` (and deleting its row from
- * `not_yet`).
+ * Adding a fence is one row in `backends`.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,11 +26,10 @@ static const struct fence_ops *const backends[] = {
 	&fence_sqlite_ops,
 	&fence_fs_ops,
 	&fence_etcd_ops,
+	&fence_pg_txn_ops,
+	&fence_pg_short_ops,
 	NULL,
 };
-
-/* Schemes the SPEC names whose fence has not landed yet. */
-static const char *const not_yet[] = { "postgresql", "postgres", NULL };
 
 #define TABLE_NAME_MAX 63
 
@@ -67,22 +65,17 @@ int fence_open(const char *url, fence **out, char *err, size_t errlen)
 	*out = NULL;
 	if (!url || !(len = scheme_len(url))) {
 		snprintf(err, errlen, "target url '%s' has no scheme (expected "
-			 "sqlite:PATH, file:DIR or etcd://...)", url ? url : "");
+			 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
+			 url ? url : "");
 		return FC_USAGE;
-	}
-	for (const char *const *s = not_yet; *s; s++) {
-		if (scheme_is(url, len, *s)) {
-			snprintf(err, errlen, "target scheme '%s' is not "
-				 "supported yet", *s);
-			return FC_USAGE;
-		}
 	}
 	for (const struct fence_ops *const *b = backends; *b; b++)
 		if (scheme_is(url, len, (*b)->scheme))
 			ops = *b;
 	if (!ops) {
 		snprintf(err, errlen, "unknown target scheme in '%.*s:' (expected "
-			 "sqlite:PATH, file:DIR or etcd://...)", (int)len, url);
+			 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
+			 (int)len, url);
 		return FC_USAGE;
 	}
 	f = calloc(1, sizeof(*f));

@@ -233,12 +233,29 @@ static int read_epoch(fence *f, const char *op, const char *id,
 	return 0;
 }
 
+/* text and a newline in one write; -1 unless all of it was written. */
+static int write_line(int fd, const char *text)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	ssize_t w;
+
+	if (!buf)
+		return -1;
+	memcpy(buf, text, len);
+	buf[len] = '\n';
+	w = write(fd, buf, len + 1);
+	free(buf);
+	return w == (ssize_t)(len + 1) ? 0 : -1;
+}
+
 /* Replace the epoch file atomically: temp file, fsync, rename, fsync. */
 static int write_epoch(fence *f, const char *op, const char *id,
 		       long long epoch)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], dir[PATH_MAX];
 	json_t *doc;
+	char *text;
 	int fd, rc;
 
 	if ((rc = path_of(f, dir, "%s/" STATE_DIR, impl(f)->dir)) ||
@@ -251,9 +268,13 @@ static int write_epoch(fence *f, const char *op, const char *id,
 				   "'%s': %s", tmp, strerror(errno));
 	doc = json_pack("{s:s, s:I}", "operation_id", op, "epoch",
 			(json_int_t)epoch);
-	rc = !doc || json_dumpfd(doc, fd, JSON_COMPACT) != 0 ||
-	     write(fd, "\n", 1) != 1 || fchmod(fd, 0644) != 0 ||
+	/* one write of the whole text: json_dumpfd() writes piecewise and
+	 * does not stop at every failed write, which left torn epoch files
+	 * when a write failed (found by syscall faults, scenarios/syscalls.yaml) */
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	rc = !text || write_line(fd, text) != 0 || fchmod(fd, 0644) != 0 ||
 	     fsync(fd) != 0;
+	free(text);
 	json_decref(doc);
 	if (close(fd) != 0 || rc || rename(tmp, path) != 0) {
 		rc = fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot write epoch "

@@ -7,6 +7,11 @@
 
 #include "fence.h"
 
+/*
+ * A backend with several fence kinds behind one scheme (postgresql: pg-txn,
+ * pg-2pc) may set f->ops to a sibling table in open(): the siblings share
+ * open and close, and fence_name() then names the kind the URL chose.
+ */
 struct fence_ops {
 	const char *scheme; /* URL prefix before ':' */
 	const char *name;
@@ -31,5 +36,8 @@ int fence__fail(fence *f, int code, const char *fmt, ...)
 extern const struct fence_ops fence_sqlite_ops;
 extern const struct fence_ops fence_fs_ops;
 extern const struct fence_ops fence_etcd_ops;
+extern const struct fence_ops fence_pg_txn_ops;   /* postgresql:// */
+extern const struct fence_ops fence_pg_short_ops; /* postgres:// */
+extern const struct fence_ops fence_pg_2pc_ops;   /* chosen by pg_open() */
 
 #endif

@@ -32,6 +32,7 @@
 #include "fence.h"
 #include "target.h"
 #include "target_etcd.h"
+#include "target_pg.h"
 
 #define BUSY_TIMEOUT_MS 3000
 #define STATE_DIR ".fencecert"
@@ -571,7 +572,8 @@ static int split_url(const char *url, const char **rest, int *is_sqlite,
 		return 0;
 	}
 	snprintf(err, errlen, "cannot observe target '%s' (expected "
-		 "sqlite:PATH, file:DIR or etcd://...)", url ? url : "");
+		 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
+		 url ? url : "");
 	return FC_USAGE;
 }
 
@@ -590,6 +592,8 @@ int target_observe_rows(const char *url, const char *table, target_row_fn fn,
 	}
 	if (url && strncmp(url, "etcd:", 5) == 0)
 		return target_etcd_rows(url, table, fn, ctx, err, errlen);
+	if (target_pg_is_url(url))
+		return target_pg_rows(url, table, fn, ctx, err, errlen);
 	rc = split_url(url, &where, &is_sqlite, err, errlen);
 	if (rc)
 		return rc;
@@ -606,6 +610,8 @@ int target_list_fences(const char *url, target_fence_fn fn, void *ctx,
 
 	if (url && strncmp(url, "etcd:", 5) == 0)
 		return target_etcd_fences(url, fn, ctx, err, errlen);
+	if (target_pg_is_url(url))
+		return target_pg_fences(url, fn, ctx, err, errlen);
 	rc = split_url(url, &where, &is_sqlite, err, errlen);
 	if (rc)
 		return rc;

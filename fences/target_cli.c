@@ -23,6 +23,7 @@
 #include "../harness/cli.h"
 #include "../journal/error.h"
 #include "fence.h"
+#include "fence_pg.h"
 #include "target.h"
 
 struct opts {
@@ -43,7 +44,8 @@ static const char usage_text[] =
 	"  fences   JSON array of the fence records the target holds\n"
 	"  probe    JSON {\"answer\":\"APPLIED|ABSENT|UNKNOWN\",\"epoch\":...}\n"
 	"\n"
-	"  --target URL   sqlite:PATH or file:DIR (default $FENCECERT_TARGET)\n"
+	"  --target URL   sqlite:PATH, file:DIR, etcd://... or postgresql://...\n"
+	"                 (default $FENCECERT_TARGET)\n"
 	"  --table T      data table (default " FENCE_DEFAULT_TABLE ")\n"
 	"  --op ID        operation id to probe\n";
 
@@ -195,6 +197,9 @@ static int run_probe(const struct opts *o)
 	rc = fence_open(o->target, &f, err, sizeof(err));
 	if (rc)
 		return cli_fail(rc, "%s", err);
+	/* Looking must not decide a pending prepared transaction. */
+	if (fence_pg_is(f))
+		fence_pg_hands_off(f);
 	rc = fence_probe(f, o->op, &p);
 	if (rc)
 		snprintf(err, sizeof(err), "%s", fence_errmsg(f));

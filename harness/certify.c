@@ -35,21 +35,11 @@
 #include "record.h"
 #include "schedule.h"
 #include "supervise.h"
+#include "put.h"
 
 #define UNVERIFIED_NOTES_MAX 20
 
 volatile sig_atomic_t certify_interrupted;
-
-/* snprintf without truncation warnings: these strings are bounded on purpose */
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
 
 /* --- the worker side ------------------------------------------------------------ */
 
@@ -145,7 +135,11 @@ static json_t *work(void *ctx, json_t *job)
 			.schedule = sched, .faults = faults, .nfaults = nfaults,
 			.operations = (int)json_integer_value(
 				json_object_get(job, "operations")),
-			.dir = dir, .sv = w->sv,
+			.dir = dir, .sv = w->sv, .services = w->o->services,
+			.keep_namespaces = w->o->keep,
+			.sys_discover = sc->explore && sc->explore->syscalls &&
+				strcmp(json_string_value(json_object_get(job, "kind")),
+				       "discovery") == 0 ? sc->explore : NULL,
 		}, &rec, err, sizeof(err));
 	free(faults);
 	if (rc)
@@ -301,23 +295,39 @@ static int feed_trace(struct unit *u, int id, json_t *sched)
 		return FC_NOMEM;
 	json_array_foreach(attempts, i, a) {
 		json_t *fps = json_object_get(a, "failpoints"), *fp;
+		json_t *sys = json_object_get(a, "syscalls");
 		size_t k;
 		const char **names = calloc(json_array_size(fps) + 1, sizeof(*names));
-		if (!names) {
+		struct explore_syscall *es = calloc(json_array_size(sys) + 1,
+						    sizeof(*es));
+		ea[i].syscalls = es;
+		ea[i].hits = names;
+		if (!names || !es) {
 			rc = FC_NOMEM;
 			break;
 		}
 		json_array_foreach(fps, k, fp)
 			names[k] = json_string_value(json_object_get(fp, "name"));
+		json_array_foreach(sys, k, fp) {
+			es[k].syscall = json_string_value(json_object_get(fp, "syscall"));
+			es[k].path = json_string_value(json_object_get(fp, "path"));
+			es[k].count = (unsigned long)json_integer_value(
+				json_object_get(fp, "count"));
+			if (!es[k].syscall || !es[k].path)
+				es[k].count = 0;
+			else
+				ea[i].nsyscalls = k + 1;
+		}
 		ea[i].operation = (int)json_integer_value(json_object_get(a, "operation"));
 		ea[i].try_number = (int)json_integer_value(json_object_get(a, "try"));
-		ea[i].hits = names;
 		ea[i].nhits = json_array_size(fps);
 	}
 	if (!rc)
 		rc = explorer_feed(u->ex, id, ea, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free((void *)ea[i].hits);
+		free((void *)ea[i].syscalls);
+	}
 	free(ea);
 	return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "../journal/error.h"
 #include "scenario.h"
+#include "services.h"
 
 struct certify_opts {
 	const char *suite_path;  /* as given, for reproduce commands */
@@ -37,6 +38,8 @@ struct certify_opts {
 	bool keep;               /* keep schedule dirs */
 	bool progress_tty;       /* one updating progress line on stderr */
 	bool quiet;              /* no progress at all */
+	services *services;      /* started by the caller (services_start);
+				    NULL when the suite declares none */
 	int shard_index;         /* --shard I/N: 1..shard_count */
 	int shard_count;         /* 0: not sharded */
 };

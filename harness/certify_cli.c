@@ -18,7 +18,9 @@
  * when /dev/shm is writable (kill faults test process death, not power
  * loss, so tmpfs is honest), else $TMPDIR or /tmp.  It is removed at the
  * end unless --keep, also when the run is interrupted or SIGKILLed (a
- * janitor process removes it then).
+ * janitor process removes it then).  The servers a suite declares
+ * (`services:`) are started before the first schedule, in WORKDIR-services,
+ * and torn down at the end, also when the run is killed (services.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -306,7 +308,8 @@ int cmd_certify(int argc, char **argv)
 	struct suite *s = NULL;
 	uint64_t seed;
 	long long n;
-	char err[1024], *work = NULL;
+	char err[1024], *work = NULL, *svc_dir = NULL;
+	services *svc = NULL;
 	json_t *report = NULL;
 	long long t0;
 	pid_t janitor_pid = 0;
@@ -379,7 +382,18 @@ int cmd_certify(int argc, char **argv)
 	catch_stop_signals();
 	janitor = o.keep ? -1 : start_janitor(work, &janitor_pid);
 	t0 = supervisor_now_ms();
-	rc = certify_run(s, &o, &report, err, sizeof(err));
+	if (asprintf(&svc_dir, "%s-services", work) < 0) {
+		svc_dir = NULL;
+		snprintf(err, sizeof(err), "out of memory");
+		rc = FC_NOMEM;
+	} else {
+		rc = services_start(s, svc_dir, &svc, err, sizeof(err));
+	}
+	o.services = svc;
+	if (!rc)
+		rc = certify_run(s, &o, &report, err, sizeof(err));
+	services_free(svc);
+	free(svc_dir);
 	if (!rc && report_json_finish(report, supervisor_now_ms() - t0)) {
 		snprintf(err, sizeof(err), "out of memory finishing the report");
 		rc = FC_NOMEM;

@@ -18,6 +18,7 @@
 
 #include "../journal/states.h"
 #include "check.h"
+#include "put.h"
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
 
@@ -38,17 +39,6 @@ bool check_is_target_call(const char *fp)
 		if (strcmp(rest, calls[i]) == 0)
 			return true;
 	return false;
-}
-
-/* snprintf without the truncation warnings: details are bounded on purpose */
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
 }
 
 /* --- collecting violations ----------------------------------------------- */
@@ -689,6 +679,49 @@ static void check_evidence(const struct rec_schedule *r, struct vlist *vl)
 	}
 }
 
+/* --- 9 a dead journal stops the try ------------------------------------------- */
+
+/* Did op's journal take COMMITTING while attempt a lived? */
+static bool committing_during(const struct rec_operation *op,
+			      const struct rec_attempt *a)
+{
+	for (size_t h = 0; h < op->nhistory; h++)
+		if (op->history[h].to == FC_COMMITTING &&
+		    op->history[h].at >= a->start_wall_ms &&
+		    op->history[h].at <= a->end_wall_ms)
+			return true;
+	return false;
+}
+
+/*
+ * A try whose journal write failed (a syscall fault answered a write or
+ * sync of the journal's files with an errno) cannot know what the journal
+ * holds, so it must not touch the target -- unless the journal had already
+ * taken its COMMITTING (the target commit was sanctioned before the journal
+ * died).  Judged only for tries that ran alone (no shared row credit).
+ */
+static void check_dead_journal(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nattempts; i++) {
+		const struct rec_attempt *a = &r->attempts[i];
+		const struct rec_operation *op;
+
+		if (!a->journal_failed || !a->ndeltas || a->concurrent ||
+		    a->operation < 1 || (size_t)a->operation > r->nops)
+			continue;
+		op = &r->ops[a->operation - 1];
+		if (committing_during(op, a))
+			continue;
+		violate(vl, INV_DEAD_JOURNAL, op->operation_id,
+			"op %d try %d changed %zu target row(s) (first '%s' "
+			"%lld -> %lld) after its journal failed a write, and "
+			"the journal holds no COMMITTING from that try",
+			a->operation, a->try_number, a->ndeltas,
+			a->deltas[0].row_key, a->deltas[0].before,
+			a->deltas[0].after);
+	}
+}
+
 int check_schedule(const struct rec_schedule *r, bool strict_faults,
 		   struct check_result *res)
 {
@@ -715,6 +748,7 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 	else
 		res->unobservable |= INV_BIT(INV_FENCING);
 	check_evidence(r, &vl);
+	check_dead_journal(r, &vl);
 	free(ow);
 	if (vl.rc) {
 		free(vl.v);

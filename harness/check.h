@@ -57,7 +57,10 @@ enum invariant {
 	INV_RECONCILE_FIRST,
 	INV_FENCING,
 	INV_EVIDENCE,
-	INV_COUNT = INV_EVIDENCE
+	INV_DEAD_JOURNAL,  /* a try whose journal failed a write (an injected
+			    * errno) mutates the target only if the journal
+			    * took its COMMITTING first */
+	INV_COUNT = INV_DEAD_JOURNAL
 };
 
 #define INV_BIT(i) (1u << (unsigned)(i))

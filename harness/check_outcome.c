@@ -15,16 +15,7 @@
 
 #include "../journal/states.h"
 #include "check.h"
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
+#include "put.h"
 
 static const char *const inv_names[INV_COUNT + 1] = {
 	[INV_NO_DUPLICATE] = "no-duplicate",
@@ -35,6 +26,7 @@ static const char *const inv_names[INV_COUNT + 1] = {
 	[INV_RECONCILE_FIRST] = "reconcile-before-io",
 	[INV_FENCING] = "fencing",
 	[INV_EVIDENCE] = "evidence-agrees",
+	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
 };
 
 static const char *const outcome_names[OUTCOME_COUNT] = {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "explore.h"
+#include "inject_seccomp.h"
 #include "record.h"
 
 #define EXPLORE_RANDOM_TRIES 8 /* draws per random schedule before giving up */
@@ -427,6 +428,44 @@ static void wave_random(explorer *ex)
 	free(all2.v);
 }
 
+/* Every discovered occurrence x action of a syscall exploration. */
+static void wave_syscalls(explorer *ex, const struct explore_attempt *a,
+			  size_t n)
+{
+	const struct explore_spec *e = ex->sc->explore;
+	size_t found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].operation != 1 || a[i].try_number != 1)
+			continue;
+		for (size_t k = 0; k < a[i].nsyscalls && !ex->rc; k++) {
+			const struct explore_syscall *sy = &a[i].syscalls[k];
+			bool after = false;
+
+			inject_seccomp_syscall_info(sy->syscall, &after);
+			for (unsigned long occ = 1; occ <= sy->count; occ++)
+				for (char **act = e->sys_actions; *act; act++) {
+					struct fault f = { .action = FAULT_SYSCALL,
+							   .attempt = 1,
+							   .operation = 1 };
+					char why[256];
+					if (!after && strcmp(*act, "kill_after") == 0)
+						continue;
+					if (schedule_rule_make(f.rule, sizeof(f.rule),
+							       sy->syscall, occ, *act,
+							       sy->path, why,
+							       sizeof(why)) == 0 &&
+					    add_job(ex, &f, 1, "syscall", true,
+						    ROLE_PLAIN, -1) >= 0)
+						found++;
+				}
+		}
+	}
+	if (!found)
+		ex->incomplete = true; /* nothing in scope was ever called */
+	ex->state = ST_DONE;
+}
+
 /* --- the public face ------------------------------------------------------------ */
 
 static int init(const struct suite *s, const struct scenario *sc,
@@ -576,6 +615,10 @@ int explorer_feed(explorer *ex, int id, const struct explore_attempt *a,
 	if (sl->fed)
 		return 0;
 	sl->fed = true;
+	if (sl->role == ROLE_DISCOVERY && ex->sc->explore->syscalls) {
+		wave_syscalls(ex, a, n);
+		return ex->rc;
+	}
 	if (sl->role == ROLE_DISCOVERY) {
 		rc = points_of(a, n, 1, &ex->try1);
 		if (rc)

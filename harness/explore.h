@@ -19,6 +19,14 @@
  *               schedules of up to M faults in consecutive tries, drawn from
  *               the points discovered, with lost XCom / pods in between
  *
+ * A syscall exploration (explore.syscalls) has two waves instead: its
+ * discovery counts the calls of op 1 try 1 per (syscall, scope glob)
+ * (kind "discovery", orchestrator param sys_discover), then every
+ * occurrence x action is one schedule "y@1/op1=SYSCALL#N:ACTION@GLOB"
+ * (kind "syscall"); kill_after
+ * only where inject_seccomp_syscall_info() supports it.  The retry after
+ * each fault runs without faults: it must recover.
+ *
  * The waves run depend on what the scenario asks for: a scenario with
  * `interleavings` or `random` runs those (and the discovery they need:
  * pauses resp. kills in try 1), not the exhaustive try-1 and retry waves;
@@ -61,12 +69,21 @@ struct explore_job {
 				    "interleave", "random", "replay" */
 };
 
+/* One (syscall, path glob) a syscall discovery counted. */
+struct explore_syscall {
+	const char *syscall;
+	const char *path;        /* a glob, "{dir}/..." */
+	unsigned long count;
+};
+
 /* What one attempt of a finished job reached, for explorer_feed(). */
 struct explore_attempt {
 	int operation;
 	int try_number;
 	const char *const *hits; /* failpoint names in the order hit */
 	size_t nhits;
+	const struct explore_syscall *syscalls; /* syscall discovery */
+	size_t nsyscalls;
 };
 
 /* `seed`: when non-NULL, replaces the scenario's random seed. */

@@ -4,7 +4,12 @@
  * Invariants:
  *  1. Read-only: SQLite opens with SQLITE_OPEN_READONLY and only after a
  *     stat() shows the file; commands are trusted to only read (they are
- *     the suite author's observers).
+ *     the suite author's observers).  One exception: a route killed in
+ *     the middle of a transaction leaves a hot rollback journal that a
+ *     read-only connection cannot roll back (SQLITE_READONLY_ROLLBACK);
+ *     then the target is reopened read-write so SQLite rolls it back --
+ *     the recovery any next connection performs, which changes no
+ *     committed row.
  *  2. Bounded: command output is capped at OBSERVE_OUTPUT_MAX bytes and
  *     OBSERVE_TIMEOUT_MS; a command that exceeds either is an error, not a
  *     partial observation.
@@ -21,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "../fences/target.h"
+#include "../fences/target_pg.h"
 #include "observe.h"
 
 struct observer {
@@ -76,9 +82,10 @@ void observer_free(observer *o)
 }
 
 int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
-		 const char *dir, supervisor *sv, observer **out, char *err,
-		 size_t errlen)
+		 const struct template_vars *vars, supervisor *sv, observer **out,
+		 char *err, size_t errlen)
 {
+	const char *dir = vars->dir;
 	observer *o = calloc(1, sizeof(*o));
 	int rc;
 
@@ -88,7 +95,7 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		return FC_NOMEM;
 	}
 	o->sv = sv;
-	rc = scenario_expand(rs->target, dir, &o->target, err, errlen);
+	rc = scenario_expand(rs->target, vars, &o->target, err, errlen);
 	if (rc)
 		goto fail;
 	o->table = strdup(wl->table[0] ? wl->table : "events");
@@ -114,7 +121,7 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		if (!o->argv)
 			goto nomem;
 		for (size_t i = 0; i < n; i++) {
-			rc = scenario_expand(rs->observe_command[i], dir,
+			rc = scenario_expand(rs->observe_command[i], vars,
 					     &o->argv[i], err, errlen);
 			if (rc)
 				goto fail;
@@ -213,14 +220,22 @@ static int observe_sql(observer *o, struct rows *r)
 		return fail(o, FC_FENCE_UNAVAILABLE, "cannot stat target '%s': %s",
 			    path, strerror(errno));
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		rc = fail(o, FC_FENCE_UNAVAILABLE, "cannot open target '%s': %s",
-			  path, db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
-		return rc;
+	for (int flags = SQLITE_OPEN_READONLY;; flags = SQLITE_OPEN_READWRITE) {
+		if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+			rc = fail(o, FC_FENCE_UNAVAILABLE, "cannot open target '%s': %s",
+				  path, db ? sqlite3_errmsg(db) : "out of memory");
+			sqlite3_close(db);
+			return rc;
+		}
+		sqlite3_extended_result_codes(db, 1);
+		sqlite3_busy_timeout(db, 3000);
+		rc = sqlite3_prepare_v2(db, o->sql, -1, &st, NULL);
+		if (rc != SQLITE_READONLY_ROLLBACK || flags != SQLITE_OPEN_READONLY)
+			break;
+		sqlite3_close(db); /* hot journal: see invariant 1 */
+		db = NULL;
 	}
-	sqlite3_busy_timeout(db, 3000);
-	if (sqlite3_prepare_v2(db, o->sql, -1, &st, NULL) != SQLITE_OK) {
+	if (rc != SQLITE_OK) {
 		const char *msg = sqlite3_errmsg(db);
 		/* the route has not created its table yet: no rows */
 		if (strncmp(msg, "no such table", 13) == 0) {
@@ -377,7 +392,8 @@ static int on_fence(void *ctx, const struct target_fence_record *rec)
 
 static bool fences_observable(const char *url)
 {
-	return strncmp(url, "sqlite:", 7) == 0 || strncmp(url, "file:", 5) == 0;
+	return strncmp(url, "sqlite:", 7) == 0 || strncmp(url, "file:", 5) == 0 ||
+	       target_pg_is_url(url);
 }
 
 int observer_take(observer *o, struct rec_observation *out)

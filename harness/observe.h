@@ -35,11 +35,12 @@
 
 typedef struct observer observer;
 
-/* Bind a route's observation settings to a schedule dir.  sv runs
+/* Bind a route's observation settings to a schedule (its templates are
+ * expanded with vars; vars->dir holds the observer's files).  sv runs
  * observe.command (may be NULL when the route has none). */
 int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
-		 const char *dir, supervisor *sv, observer **out, char *err,
-		 size_t errlen) FC_MUST_CHECK;
+		 const struct template_vars *vars, supervisor *sv,
+		 observer **out, char *err, size_t errlen) FC_MUST_CHECK;
 void observer_free(observer *o); /* NULL is a no-op */
 
 /* The expanded target URL. */

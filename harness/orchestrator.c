@@ -36,18 +36,9 @@
 #include "collect.h"
 #include "fsutil.h"
 #include "orchestrator_impl.h"
+#include "put.h"
 
 /* --- small helpers ----------------------------------------------------- */
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Record the first harness-side problem; the schedule becomes unverified. */
 static void __attribute__((format(printf, 3, 4)))
@@ -73,10 +64,8 @@ static bool fault_for_op(const struct fault *f, int op)
 	return f->operation == 0 || f->operation == op;
 }
 
-static void note_applied(struct orch *o, int fault, int attempt, int op,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void note_applied(struct orch *o, int fault, int attempt, int op,
-			 const char *fmt, ...)
+void orch__note_applied(struct orch *o, int fault, int attempt, int op,
+			const char *fmt, ...)
 {
 	struct rec_applied *ap = RECORD_PUSH(o->rec->applied, o->rec->napplied);
 	va_list va;
@@ -169,13 +158,19 @@ static int spawn_try(struct orch *o, int op, int k)
 	r->op = op;
 	r->try_number = k;
 	r->pause_fault = -1;
-	rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
+	orch__proxy_try_starts(o, op, k);
+	rc = orch__seccomp_plan(o, r, err, sizeof(err));
+	if (rc == FC_NOMEM)
+		goto nomem;
+	if (!rc)
+		rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
 			.argv = o->argv,
 			.env = env,
 			.stdout_path = a->stdout_path,
 			.stderr_path = a->stderr_path,
 			.failpoints = true,
 			.timeout_ms = o->p->suite->orchestrator.attempt_timeout_ms,
+			.seccomp = r->plan,
 		}, &r->proc, err, sizeof(err));
 	if (rc) {
 		a->spawn_failed = true;
@@ -201,6 +196,68 @@ done:
 	return idx;
 }
 
+static void apply_member(struct orch *o, int fi, int attempt, int op);
+
+/* start_member faults due after this (counted) try: applied as soon as it
+ * ends, before the target is observed, since an observer may need the
+ * quorum they bring back.  Starting a server changes no row, so the
+ * observation still credits only the try (invariant 2). */
+static void starts_after(struct orch *o, int idx)
+{
+	const struct run *r = &o->runs[idx];
+
+	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
+		const struct fault *f = &o->p->faults[i];
+		if (f->action == FAULT_START_MEMBER && !fault_at_failpoint(f) &&
+		    f->after_attempt == r->try_number && fault_for_op(f, r->op))
+			apply_member(o, (int)i, -1, r->op);
+	}
+}
+
+/* What the try's seccomp plan did: each rule that acted fired its fault. */
+static void collect_syscalls(struct orch *o, int idx)
+{
+	struct run *r = &o->runs[idx];
+	size_t n, total;
+	const struct sv_sysfault *sf = sv_proc_sysfaults(r->proc, &n, &total);
+
+	if (!r->plan)
+		return;
+	if (*sv_proc_seccomp_error(r->proc))
+		trouble(o, FC_IO, "syscall faults in op %d try %d: %s", r->op,
+			r->try_number, sv_proc_seccomp_error(r->proc));
+	for (size_t i = 0; i < n; i++) {
+		int fi = r->rule_fault[sf[i].rule];
+		char glob[PATH_MAX * 2], how[40];
+
+		if (fi < 0)
+			continue;
+		o->rec->fired[fi] = true;
+		if (sf[i].outcome == INJECT_OUT_FAILED) {
+			const char *e = strerrorname_np(sf[i].error);
+			if (e)
+				snprintf(how, sizeof(how), "errno:%s", e);
+			else
+				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
+			o->rec->attempts[idx].journal_failed |=
+				orch__journal_file(o, sf[i].path);
+		} else {
+			snprintf(how, sizeof(how), "%s",
+				 sf[i].outcome == INJECT_OUT_KILLED_AFTER ?
+				 "kill_after" : "kill_before");
+		}
+		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
+		orch__note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
+			     how, sf[i].syscall, glob, sf[i].occurrence);
+	}
+	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
+		orch__note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
+			     "and %zu more syscall faults", total - n);
+	if (o->p->sys_discover && r->op == 1 && r->try_number == 1 &&
+	    orch__seccomp_stats(o, idx, sv_proc_seccomp(r->proc)))
+		o->rc = FC_NOMEM;
+}
+
 static void on_exit_event(struct orch *o, int idx)
 {
 	struct rec_attempt *a = &o->rec->attempts[idx];
@@ -217,11 +274,58 @@ static void on_exit_event(struct orch *o, int idx)
 		trouble(o, FC_USAGE, "route exited 64 (usage or configuration "
 			"error) in op %d try %d; see '%s'", a->operation,
 			a->try_number, a->stderr_path);
+	collect_syscalls(o, idx);
 	sv_proc_free(r->proc);
+	orch__seccomp_release(r);
 	r->proc = NULL;
 	r->ended = true;
 	r->paused = false;
+	if (!r->given_up)
+		starts_after(o, idx);
 	observe(o, idx);
+}
+
+/* Does fault f apply at the nth hit of fp in try k of op? */
+static bool fault_here(const struct fault *f, int op, int k, const char *fp,
+		       int nth)
+{
+	return fault_at_failpoint(f) && f->attempt == k && fault_for_op(f, op) &&
+	       strcmp(f->failpoint, fp) == 0 && (f->hit ? f->hit : 1) == nth;
+}
+
+/* Stop or start a member for fault fi; it fired only when the script says
+ * the member is down (its process gone) or up and serving. */
+static void apply_member(struct orch *o, int fi, int attempt, int op)
+{
+	const struct fault *f = &o->p->faults[fi];
+	bool up = f->action == FAULT_START_MEMBER;
+	char err[600];
+
+	if (services_member(o->p->services, f->service, f->member, up, err,
+			    sizeof(err))) {
+		trouble(o, FC_IO, "%s %s: %s", fault_action_name(f->action),
+			f->member, err);
+		return;
+	}
+	o->rec->fired[fi] = true;
+	orch__note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
+		     up ? "started" : "stopped", f->service,
+		     f->service[0] ? "/" : "", f->member, op,
+		     attempt >= 0 ? "try" : "after try",
+		     attempt >= 0 ? o->runs[attempt].try_number : f->after_attempt);
+}
+
+/* The member actions at this hit, in the order the schedule lists them. */
+static void member_actions_at(struct orch *o, int idx, const char *fp, int nth)
+{
+	const struct run *r = &o->runs[idx];
+
+	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
+		const struct fault *f = &o->p->faults[i];
+		if (fault_is_member_action(f->action) &&
+		    fault_here(f, r->op, r->try_number, fp, nth))
+			apply_member(o, (int)i, idx, r->op);
+	}
 }
 
 static int match_fault(const struct orch *o, int op, int k, const char *fp,
@@ -229,11 +333,10 @@ static int match_fault(const struct orch *o, int op, int k, const char *fp,
 {
 	for (size_t i = 0; i < o->p->nfaults; i++) {
 		const struct fault *f = &o->p->faults[i];
-		if (f->action != FAULT_KILL && f->action != FAULT_PAUSE &&
-		    f->action != FAULT_FAIL)
-			continue;
-		if (f->attempt != k || !fault_for_op(f, op) ||
-		    strcmp(f->failpoint, fp) != 0 || (f->hit ? f->hit : 1) != nth)
+		if (fault_is_member_action(f->action) ||
+		    fault_is_proxy_action(f->action))
+			continue; /* applied beside: member_actions_at, orch__proxy_hit */
+		if (!fault_here(f, op, k, fp, nth))
 			continue;
 		return (int)i;
 	}
@@ -248,8 +351,16 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	z->resumed = true;
 	z->paused = false;
 	o->rec->attempts[zi].resumed = true;
-	note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
+	orch__note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
 		     z->op, z->try_number, why);
+	if (o->p->faults[z->pause_fault].action == FAULT_HOLD_COMMIT) {
+		/* the COMMIT goes on, also when its try has ended meanwhile:
+		 * the late COMMIT of a worker that gave up waiting */
+		orch__proxy_release(o, z->pause_fault);
+		if (!z->ended) /* it was never stopped */
+			sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
+		return;
+	}
 	sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 	if (sv_proc_answer(z->proc, 'c')) {
 		/* it died while stopped; its exit event follows */
@@ -329,6 +440,8 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
+	member_actions_at(o, idx, fp, nth);
+	orch__proxy_hit(o, idx, fp, nth);
 	a = &o->rec->attempts[idx];
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
 	 * for an operation, and an operation-0 fault fires for each one */
@@ -344,13 +457,13 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	switch (f->action) {
 	case FAULT_KILL:
 		a->hits[hi].answer = 'k';
-		note_applied(o, fi, idx, r->op, "kill at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "kill at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		sv_proc_kill(r->proc);
 		break;
 	case FAULT_PAUSE:
 		a->hits[hi].answer = 'p';
-		note_applied(o, fi, idx, r->op, "pause at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "pause at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		sv_proc_set_deadline(r->proc, 0);
 		sv_proc_pause(r->proc);
@@ -360,7 +473,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 		break;
 	default:
 		a->hits[hi].answer = 'f';
-		note_applied(o, fi, idx, r->op, "fail at %s#%d in op %d try %d",
+		orch__note_applied(o, fi, idx, r->op, "fail at %s#%d in op %d try %d",
 			     fp, nth, r->op, r->try_number);
 		if (sv_proc_answer(r->proc, 'f')) {
 			/* died while waiting: its exit event follows */
@@ -391,6 +504,30 @@ static int step(struct orch *o, long long deadline)
 
 /* --- tries and tasks --------------------------------------------------------- */
 
+/*
+ * Wait for the next event of running attempt idx.  While a hold_commit is
+ * armed for it the proxy is asked every HOLD_POLL_MS whether it holds the
+ * COMMIT: then the attempt waits like a paused one (a zombie once given
+ * up), with no deadline, until the COMMIT is released.
+ */
+#define HOLD_POLL_MS 10
+
+static void wait_running(struct orch *o, int idx)
+{
+	struct run *r = &o->runs[idx];
+	bool armed;
+	int fi = orch__proxy_holding(o, idx, &armed);
+
+	if (fi >= 0) {
+		sv_proc_set_deadline(r->proc, 0);
+		r->paused = true;
+		r->paused_at = supervisor_now_ms();
+		r->pause_fault = fi;
+		return;
+	}
+	step(o, armed ? supervisor_now_ms() + HOLD_POLL_MS : -1);
+}
+
 /* Run try k until it ends or is given up as a zombie.  Returns its index
  * or -1 when it could not start. */
 static int run_try(struct orch *o, int op, int k)
@@ -410,17 +547,22 @@ static int run_try(struct orch *o, int op, int k)
 			}
 			step(o, until);
 		} else {
-			step(o, -1);
+			wait_running(o, idx);
 		}
 	}
+	orch__proxy_try_ends(o, idx);
 	o->rec->attempts[idx].counted = true;
 	return idx;
 }
 
-/* lose_xcom / lose_pod / change_source / recover once try k of op ended.
- * *cleared: an operator's recover apply moved the operation, after which
- * the operator clears the task in Airflow (a new try even after exit 100). */
-static void between_tries(struct orch *o, int op, int k, bool *cleared)
+/* lose_xcom / lose_pod / change_source / recover / member actions once try
+ * k of op ended (or was given up as a zombie: `zombie`).  The start_member
+ * faults of a try that ended were applied at its end already
+ * (starts_after).  *cleared: an operator's recover apply moved the
+ * operation, after which the operator clears the task in Airflow (a new
+ * try even after exit 100). */
+static void between_tries(struct orch *o, int op, int k, bool zombie,
+			  bool *cleared)
 {
 	*cleared = false;
 	for (size_t i = 0; i < o->p->nfaults && !o->rc; i++) {
@@ -430,23 +572,31 @@ static void between_tries(struct orch *o, int op, int k, bool *cleared)
 		long long left;
 		int rc = 0;
 
-		if (f->after_attempt != k || !fault_for_op(f, op))
+		if (fault_at_failpoint(f) || f->after_attempt != k ||
+		    !fault_for_op(f, op))
 			continue;
 		switch (f->action) {
+		case FAULT_START_MEMBER:
+			if (zombie)
+				apply_member(o, (int)i, -1, op);
+			continue;
+		case FAULT_STOP_MEMBER:
+			apply_member(o, (int)i, -1, op);
+			continue;
 		case FAULT_LOSE_XCOM:
 			for (int t = 1; t <= k && !rc; t++) {
 				path = orch__op_path(o, op, "xcom/try-%d", t);
 				rc = path ? fs_empty_dir(path) : FC_NOMEM;
 				free(path);
 			}
-			note_applied(o, (int)i, -1, op, "lost XCom of op %d tries 1-%d",
+			orch__note_applied(o, (int)i, -1, op, "lost XCom of op %d tries 1-%d",
 				     op, k);
 			break;
 		case FAULT_LOSE_POD:
 			path = orch__op_path(o, op, "run");
 			rc = path ? fs_empty_dir(path) : FC_NOMEM;
 			free(path);
-			note_applied(o, (int)i, -1, op, "lost the pod of op %d after "
+			orch__note_applied(o, (int)i, -1, op, "lost the pod of op %d after "
 				     "try %d", op, k);
 			break;
 		case FAULT_CHANGE_SOURCE:
@@ -457,7 +607,7 @@ static void between_tries(struct orch *o, int op, int k, bool *cleared)
 			}
 			if (!o->rec->ops[op - 1].source_changed_after)
 				o->rec->ops[op - 1].source_changed_after = k;
-			note_applied(o, (int)i, -1, op, "changed the source of op %d "
+			orch__note_applied(o, (int)i, -1, op, "changed the source of op %d "
 				     "after try %d", op, k);
 			break;
 		case FAULT_RECOVER:
@@ -465,7 +615,7 @@ static void between_tries(struct orch *o, int op, int k, bool *cleared)
 			wait_leases(o);
 			rc = orch__operator(o, (int)i, op, k, what, sizeof(what),
 					    &left);
-			note_applied(o, (int)i, -1, op, "%s", what);
+			orch__note_applied(o, (int)i, -1, op, "%s", what);
 			if (rc != 0) {
 				rc = 0; /* refused: recorded, the fault did not fire */
 				continue;
@@ -493,10 +643,12 @@ static void resume_after(struct orch *o, int op, int k, bool task_over)
 	for (size_t zi = 0; zi < o->nruns && !o->rc; zi++) {
 		struct run *z = &o->runs[zi];
 		const struct fault *f;
-		if (!z->given_up || z->resumed || z->ended || z->op != op ||
+		if (!z->given_up || z->resumed || z->op != op ||
 		    z->try_number >= k || z->pause_fault < 0)
 			continue;
 		f = &o->p->faults[z->pause_fault];
+		if (z->ended && f->action != FAULT_HOLD_COMMIT)
+			continue; /* a held COMMIT outlives its try */
 		if (f->resume == RESUME_NEVER)
 			continue;
 		if (f->resume == RESUME_AT_NEXT_FAILPOINT && !task_over &&
@@ -530,7 +682,7 @@ static void run_task(struct orch *o, int op)
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
-		between_tries(o, op, k, &cleared);
+		between_tries(o, op, k, o->rec->attempts[idx].zombie, &cleared);
 		resume_after(o, op, k, false);
 		a = &o->rec->attempts[idx];
 		if (!a->zombie && !a->signal && a->exit_code == 0) {
@@ -581,17 +733,44 @@ static void settle_fired(struct orch *o)
 	}
 }
 
+static bool changes_members(const struct orch_params *p)
+{
+	for (size_t i = 0; i < p->nfaults; i++)
+		if (fault_is_member_action(p->faults[i].action))
+			return true;
+	return false;
+}
+
+/* Clean the schedule's namespace and give the services back (every
+ * member serving); a failure makes the schedule unverified. */
+static void leave_services(struct orch *o)
+{
+	char err[600];
+
+	if (!o->p->keep_namespaces && o->schedule_id[0] &&
+	    services_clean(o->p->services, o->schedule_id, err, sizeof(err)))
+		trouble(o, FC_IO, "cleaning namespace '%s': %s", o->schedule_id,
+			err);
+	if (services_leave(o->p->services, err, sizeof(err)))
+		trouble(o, FC_IO, "restoring the services: %s", err);
+}
+
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
 	const struct suite *s = p->suite;
 	struct orch o = { .p = p };
-	int rc;
+	bool entered = false;
+	int rc, enter_rc;
 
 	*out = NULL;
 	o.rec = record_new();
 	if (!o.rec)
 		return FC_NOMEM;
+	/* before the clock starts: waiting for a member-changing schedule
+	 * elsewhere is not part of this one */
+	enter_rc = services_enter(p->services, changes_members(p), err, errlen);
+	entered = enter_rc == 0;
 	o.t0 = supervisor_now_ms();
 	o.rec->wall_start_ms = journal_now_ms();
 	put(o.rec->route, sizeof(o.rec->route), "%s", p->route->name);
@@ -605,7 +784,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	rc = orch__record_faults(&o);
 	if (rc)
 		goto fatal;
-	rc = orch__setup(&o, err, errlen);
+	rc = entered ? orch__setup(&o, err, errlen) : enter_rc;
 	if (rc == FC_NOMEM)
 		goto fatal;
 	if (rc) {
@@ -625,6 +804,10 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		if (collect_evidence(o.rec, p->dir, o.max_try))
 			o.rc = FC_NOMEM;
 	}
+	orch__proxies_free(&o); /* no held transaction keeps its locks */
+	if (entered)
+		leave_services(&o);
+	entered = false;
 	if (o.rc) {
 		rc = o.rc;
 		goto fatal;
@@ -637,12 +820,18 @@ fatal:
 	if (rc)
 		snprintf(err, errlen, "out of memory running schedule");
 	finish_processes(&o);
-	for (size_t i = 0; i < o.nruns; i++)
+	if (entered && services_leave(p->services, err, errlen)) {
+		/* out of memory already: the schedule has no record to mark */
+	}
+	for (size_t i = 0; i < o.nruns; i++) {
 		sv_proc_free(o.runs[i].proc);
+		orch__seccomp_release(&o.runs[i]);
+	}
 	free(o.runs);
 	free(o.resume_done);
 	workgen_free(o.wg);
 	observer_free(o.obs);
+	orch__proxies_free(&o);
 	free(o.journal_url);
 	orch__free_list(o.argv);
 	orch__free_list(o.env);

@@ -25,7 +25,12 @@
  *     stale epoch never depends on the machine's speed;
  *   - kill/pause/fail apply at the hit-th HIT of a failpoint in try
  *     `attempt` of the fault's operation (0: every operation);
- *     lose_xcom/lose_pod/change_source apply once try `after_attempt` ended.
+ *     lose_xcom/lose_pod/change_source apply once try `after_attempt` ended;
+ *     stop_member/start_member either way, as the fault says;
+ *   - the schedule holds the services' lock (services_enter): exclusive when
+ *     it stops or starts members, so no other schedule sees that; at the
+ *     end its {schedule_id} namespace is cleaned and stopped members are
+ *     started again (services_leave).
  *
  * Besides SPEC section 7's variables every attempt gets
  * FENCECERT_PREV_XCOM_DIR, FENCECERT_LEASE_TTL_MS, FENCECERT_LEASE_OWNER
@@ -36,6 +41,11 @@
  * which attempt changed which rows; at the end the journal (through the
  * port) and the surviving return.json files are read into the record.  A
  * requested fault that never fired is marked so (rec_schedule.fired).
+ *
+ * Syscall faults (FAULT_SYSCALL) of try k run that try under a seccomp
+ * plan (inject_seccomp.h) built before it starts; tries without one get no
+ * filter.  A rule that failed a call or killed the try marks its fault
+ * fired and is recorded as applied.
  *
  * Ownership: orchestrator_run() returns a record the caller frees with
  * record_free().  The directory stays; the caller removes it.
@@ -48,6 +58,7 @@
 #include "../journal/error.h"
 #include "record.h"
 #include "scenario.h"
+#include "services.h"
 #include "supervise.h"
 
 struct orch_params {
@@ -60,6 +71,11 @@ struct orch_params {
 	int operations;              /* workload operations; 0: the suite's */
 	const char *dir;             /* the schedule's own directory (exists) */
 	supervisor *sv;
+	services *services;          /* the suite's servers; NULL: none */
+	bool keep_namespaces;        /* leave {schedule_id}'s keys/schemas */
+	/* Syscall discovery: op 1 try 1 runs under a plan that counts these
+	 * syscalls on these paths, recorded in its rec_attempt.syscalls. */
+	const struct explore_spec *sys_discover;
 };
 
 /*

@@ -8,6 +8,7 @@
 
 #include "observe.h"
 #include "orchestrator.h"
+#include "tcp_proxy.h"
 #include "workgen.h"
 
 /* What the orchestrator knows about one attempt beyond its record. */
@@ -20,6 +21,8 @@ struct run {
 	int pause_fault;     /* index into faults, -1 */
 	bool given_up;       /* zombie: the task moved on */
 	bool resumed;
+	struct inject_seccomp_plan *plan; /* syscall faults of this try, NULL */
+	int *rule_fault;     /* plan rule i -> index into faults (-1: count) */
 };
 
 struct orch {
@@ -29,6 +32,8 @@ struct orch {
 	size_t nruns;
 	struct workgen *wg;
 	observer *obs;
+	char schedule_id[64]; /* {schedule_id} */
+	struct template_vars vars;
 	char *journal_url;
 	char **argv;         /* expanded route command */
 	char **env;          /* expanded route env */
@@ -38,6 +43,10 @@ struct orch {
 	int max_try;         /* highest try number a task may reach: tries, more
 				after an operator cleared a task */
 	bool *resume_done;   /* per fault: its resume happened as asked */
+	tcp_proxy **proxies; /* per suite proxy (orchestrator_proxy.c) */
+	char **proxy_urls;   /* {proxy:NAME} */
+	int *proxy_fault;    /* per proxy: the fault armed on it, -1 */
+	size_t nproxies;
 	int rc;              /* fatal (out of memory) */
 };
 
@@ -59,6 +68,24 @@ char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 
 void orch__free_list(char **v);
 
+/* orchestrator_syscall.c: the seccomp plan of try k of op (*plan NULL
+ * when it has no syscall faults), made before the try starts. */
+int orch__seccomp_plan(struct orch *o, struct run *r, char *err,
+		       size_t errlen) FC_MUST_CHECK;
+void orch__seccomp_release(struct run *r);
+
+/* A path made relative to the schedule's directory, as a glob:
+ * "{dir}/a\*b" (or the escaped absolute path outside it). */
+void orch__path_glob(const struct orch *o, const char *path, char *out,
+		     size_t outlen);
+
+/* Copy a discovery session's statistics into attempt idx; FC_NOMEM. */
+int orch__seccomp_stats(struct orch *o, int idx,
+			const struct inject_seccomp_session *s) FC_MUST_CHECK;
+
+/* Does path name one of the journal's files (sqlite: the database and its
+ * -journal / -wal)? */
+bool orch__journal_file(const struct orch *o, const char *path);
 /* This fencecert binary (what routes get as FENCECERT_BIN). */
 const char *orch__self_exe(void);
 
@@ -69,5 +96,24 @@ const char *orch__self_exe(void);
  * apply took is still held (0: none). */
 int orch__operator(struct orch *o, int fi, int op, int k, char *what,
 		   size_t whatlen, long long *lease_left_ms);
+/* Record that fault `fault` was applied (attempt: index, -1 between). */
+void orch__note_applied(struct orch *o, int fault, int attempt, int op,
+			const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Proxies (orchestrator_proxy.c).  Start the suite's proxies and set
+ * o->vars.proxy; before any template naming one is expanded. */
+int orch__proxies_start(struct orch *o, char *err, size_t errlen) FC_MUST_CHECK;
+void orch__proxies_free(struct orch *o);
+/* Arm try k's proxy faults (before it is spawned) / a refuse at a HIT. */
+void orch__proxy_try_starts(struct orch *o, int op, int k);
+void orch__proxy_hit(struct orch *o, int idx, const char *fp, int nth);
+/* The hold_commit fault of attempt idx that holds a COMMIT now, or -1;
+ * *armed says whether one is armed at all (worth asking again). */
+int orch__proxy_holding(struct orch *o, int idx, bool *armed);
+/* Let the COMMIT held for fault fi go on. */
+void orch__proxy_release(struct orch *o, int fi);
+/* Attempt idx ended or was given up: record what its proxy faults did and
+ * disarm them. */
+void orch__proxy_try_ends(struct orch *o, int idx);
 
 #endif

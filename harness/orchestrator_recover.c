@@ -106,7 +106,7 @@ static char *target_url(struct orch *o, const struct fault *f, char *err,
 	char *dir = NULL, *url = NULL;
 
 	if (!f->wrong_target) {
-		if (scenario_expand(o->p->route->target, o->p->dir, &url, err,
+		if (scenario_expand(o->p->route->target, &o->vars, &url, err,
 				    errlen))
 			return NULL;
 		return url;
@@ -115,8 +115,13 @@ static char *target_url(struct orch *o, const struct fault *f, char *err,
 		return NULL;
 	if (fs_mkdirs(dir))
 		snprintf(err, errlen, "cannot create '%s'", dir);
-	else if (scenario_expand(o->p->route->target, dir, &url, err, errlen))
-		url = NULL;
+	else {
+		struct template_vars v = o->vars;
+
+		v.dir = dir;
+		if (scenario_expand(o->p->route->target, &v, &url, err, errlen))
+			url = NULL;
+	}
 	free(dir);
 	return url;
 }

@@ -13,16 +13,7 @@
 #include <unistd.h>
 
 #include "orchestrator_impl.h"
-
-static void __attribute__((format(printf, 3, 4)))
-put(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-}
+#include "put.h"
 
 char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 {
@@ -38,8 +29,8 @@ char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
 	return out;
 }
 
-static int expand_list(char *const *tmpl, const char *dir, char ***out,
-		       char *err, size_t errlen)
+static int expand_list(char *const *tmpl, const struct template_vars *vars,
+		       char ***out, char *err, size_t errlen)
 {
 	size_t n = 0;
 	char **v;
@@ -51,7 +42,7 @@ static int expand_list(char *const *tmpl, const char *dir, char ***out,
 		return FC_NOMEM;
 	*out = v;
 	for (size_t i = 0; i < n; i++) {
-		int rc = scenario_expand(tmpl[i], dir, &v[i], err, errlen);
+		int rc = scenario_expand(tmpl[i], vars, &v[i], err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -146,23 +137,33 @@ int orch__setup(struct orch *o, char *err, size_t errlen)
 {
 	const struct orch_params *p = o->p;
 	const struct suite *s = p->suite;
+	const char *base = strrchr(p->dir, '/');
 	char wdir[4096];
 	int rc;
 
+	services_schedule_id(base ? base + 1 : p->dir, o->schedule_id,
+			     sizeof(o->schedule_id));
+	o->vars = (struct template_vars){
+		.dir = p->dir, .schedule_id = o->schedule_id,
+		.service = services_address, .service_ctx = p->services,
+	};
+	rc = orch__proxies_start(o, err, errlen);
+	if (rc)
+		return rc;
 	put(wdir, sizeof(wdir), "%s/workload", p->dir);
 	rc = workgen_generate(&s->workload, p->operations, wdir, &o->wg, err,
 			      errlen);
 	if (rc)
 		return rc;
-	rc = observer_new(p->route, &s->workload, p->dir, p->sv, &o->obs, err,
+	rc = observer_new(p->route, &s->workload, &o->vars, p->sv, &o->obs, err,
 			  errlen);
 	if (!rc)
-		rc = scenario_expand(p->route->journal, p->dir, &o->journal_url,
+		rc = scenario_expand(p->route->journal, &o->vars, &o->journal_url,
 				     err, errlen);
 	if (!rc)
-		rc = expand_list(p->route->command, p->dir, &o->argv, err, errlen);
+		rc = expand_list(p->route->command, &o->vars, &o->argv, err, errlen);
 	if (!rc)
-		rc = expand_list(p->route->env, p->dir, &o->env, err, errlen);
+		rc = expand_list(p->route->env, &o->vars, &o->env, err, errlen);
 	return rc;
 }
 

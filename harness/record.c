@@ -56,6 +56,9 @@ void record_free(struct rec_schedule *r)
 		free(a->deltas);
 		free(a->stdout_path);
 		free(a->stderr_path);
+		for (size_t k = 0; k < a->nsyscalls; k++)
+			free(a->syscalls[k].path);
+		free(a->syscalls);
 	}
 	free(r->attempts);
 	for (size_t i = 0; i < r->nobs; i++) {

@@ -39,6 +39,14 @@ struct rec_hit {
 	char answer; /* 'c' continue, 'f' fail, 'k' killed, 'p' paused here */
 };
 
+/* Discovery: how often op 1 try 1 made an intercepted syscall on paths
+ * matching one scope glob of the exploration (a template: "{dir}/..."). */
+struct rec_syscall {
+	char syscall[32];
+	char *path;
+	unsigned long count;
+};
+
 struct rec_delta {
 	char *row_key;
 	long long before, after;
@@ -67,6 +75,10 @@ struct rec_attempt {
 	int concurrent;        /* other attempts alive during its lifetime */
 	int obs_after;         /* index of the observation at its end; -1 */
 	char *stdout_path, *stderr_path;
+	struct rec_syscall *syscalls; /* discovery statistics, else none */
+	size_t nsyscalls;
+	bool journal_failed;   /* a syscall fault failed a call on the
+				  journal's files (a dead journal) */
 };
 
 /* A fault as it was applied; `fault` indexes rec_schedule.faults. */

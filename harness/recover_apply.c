@@ -19,6 +19,10 @@
  *  4. --force only widens a FORCE_ONLY verdict (the fence can prove
  *     nothing); a fencing step that fails under --force is skipped and
  *     the audit shows no fenced epoch.
+ *  5. commit-prepared / rollback-prepared resolve the operation's prepared
+ *     transaction at the target first, then probe again: the journal moves
+ *     only when the fence now proves what the action claims (APPLIED /
+ *     ABSENT), and the audit carries that proof.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "../fences/fence_pg.h"
 #include "../journal/journal_json.h"
 #include "cli.h"
 #include "recover_impl.h"
@@ -215,6 +220,31 @@ static int move(struct recover_ctx *c, const struct recover_option *o,
 	return report_applied(c, &before, &after, forced);
 }
 
+/* Invariant 5: COMMIT PREPARED or ROLLBACK PREPARED, then prove it. */
+static int resolve_prepared(struct recover_ctx *c)
+{
+	bool commit = c->a->action == RECOVER_COMMIT_PREPARED;
+	enum fence_probe_answer want = commit ? FENCE_APPLIED : FENCE_ABSENT;
+	int n = 0, rc = fence_pg_resolve_prepared(c->f, c->a->op, commit, &n);
+
+	if (rc)
+		return cli_fail(rc, "cannot %s the prepared transaction of '%s': "
+				"%s", commit ? "commit" : "roll back", c->a->op,
+				fence_errmsg(c->f));
+	if (n == 0)
+		return conflict(c, "its prepared transaction was resolved "
+				"meanwhile");
+	recover__probe(c);
+	if (c->p.answer != want)
+		return cli_fail(FC_RECOVERY_CONFLICT, "after %s the prepared "
+				"transaction of '%s' the fence answers %s, not %s%s%s",
+				commit ? "committing" : "rolling back", c->a->op,
+				recover_answer_name(c->p.answer),
+				recover_answer_name(want), *c->probe_err ? ": " : "",
+				c->probe_err);
+	return 0;
+}
+
 int recover__run_apply(struct recover_ctx *c)
 {
 	struct recover_plan plan, again;
@@ -237,6 +267,10 @@ int recover__run_apply(struct recover_ctx *c)
 	if ((rc = allowed(c, o)))
 		return rc;
 	forced = o->verdict == RECOVER_FORCE_ONLY;
+	if ((c->a->action == RECOVER_COMMIT_PREPARED ||
+	     c->a->action == RECOVER_ROLLBACK_PREPARED) &&
+	    (rc = resolve_prepared(c)))
+		return rc;
 	if (o->fences_first) {
 		if ((rc = fence_out(c, &fenced)))
 			return rc;

@@ -28,6 +28,7 @@
 
 #include "../journal/journal_json.h"
 #include "cli.h"
+#include "../fences/fence_pg.h"
 #include "recover_impl.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -164,14 +165,16 @@ static int load_entry(struct recover_ctx *c)
 }
 
 /*
- * Where the pg-2pc fence will answer "is a prepared transaction of op
- * pending?" (pg_prepared_xacts).  No fence of this build can hold one, so
- * the commit-prepared / rollback-prepared actions are not applicable.
+ * Is a prepared transaction of op pending?  Only the pg-2pc fence makes
+ * them (pg_prepared_xacts); any other target holds none.  A target that
+ * cannot say is taken as holding none: the probe is UNKNOWN then anyway.
  */
 static bool target_has_prepared_txn(struct recover_ctx *c)
 {
-	(void)c;
-	return false;
+	int n = 0;
+
+	return fence_pg_is(c->f) && fence_pg_prepared(c->f, c->a->op, &n) == 0 &&
+	       n > 0;
 }
 
 void recover__probe(struct recover_ctx *c)
@@ -218,6 +221,10 @@ int recover__gather(struct recover_ctx *c)
 		c->p.answer = FENCE_UNKNOWN;
 		snprintf(c->probe_err, sizeof(c->probe_err), "%s", err);
 	} else {
+		/* Looking must not decide: a prepared transaction stays for
+		 * the operator's commit-prepared or rollback-prepared. */
+		if (fence_pg_is(c->f))
+			fence_pg_hands_off(c->f);
 		recover__probe(c);
 	}
 	recover__settle_facts(c);

@@ -29,8 +29,11 @@
 #include "scenario_impl.h"
 
 static const char *const suite_keys[] = {
-	"version", "suite", "routes", "workload", "orchestrator", "scenarios",
-	NULL,
+	"version", "suite", "services", "proxies", "routes", "workload",
+	"orchestrator", "scenarios", NULL,
+};
+static const char *const service_keys[] = {
+	"name", "kind", "members", "env", NULL,
 };
 static const char *const route_keys[] = {
 	"name", "command", "journal", "target", "observe", "expect", "env", NULL,
@@ -51,7 +54,14 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_LOSE_XCOM] = "lose_xcom",
 	[FAULT_LOSE_POD] = "lose_pod",
 	[FAULT_CHANGE_SOURCE] = "change_source",
+	[FAULT_STOP_MEMBER] = "stop_member",
+	[FAULT_START_MEMBER] = "start_member",
+	[FAULT_SYSCALL] = "syscall",
 	[FAULT_RECOVER] = "recover",
+	[FAULT_CUT_AFTER_COMMIT] = "cut_after_commit",
+	[FAULT_HOLD_COMMIT] = "hold_commit",
+	[FAULT_REFUSE] = "refuse",
+	[FAULT_DELAY] = "delay",
 };
 static const char *const decision_names[] = {
 	[DECIDE_MARK_COMMITTED] = "mark-committed",
@@ -90,6 +100,41 @@ int fault_action_parse(const char *name, enum fault_action *out)
 		}
 	}
 	return FC_USAGE;
+}
+
+bool fault_is_member_action(enum fault_action a)
+{
+	return a == FAULT_STOP_MEMBER || a == FAULT_START_MEMBER;
+}
+
+bool fault_is_proxy_action(enum fault_action a)
+{
+	return a == FAULT_CUT_AFTER_COMMIT || a == FAULT_HOLD_COMMIT ||
+	       a == FAULT_REFUSE || a == FAULT_DELAY;
+}
+
+bool fault_at_failpoint(const struct fault *f)
+{
+	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
+		return f->failpoint[0] != '\0';
+	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+	       f->action == FAULT_FAIL;
+}
+
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name)
+{
+	const struct service_spec *only = NULL;
+	size_t netcd = 0;
+
+	for (size_t i = 0; i < s->nservices; i++) {
+		const struct service_spec *sv = &s->services[i];
+		if (name && *name && strcmp(sv->name, name) == 0)
+			return sv;
+		if (sv->kind == SERVICE_ETCD && netcd++ == 0)
+			only = sv;
+	}
+	return (!name || !*name) && netcd == 1 ? only : NULL;
 }
 
 const char *operator_decision_name(enum operator_decision d)
@@ -148,122 +193,6 @@ bool expectation_met(enum expectation e, enum verdict v)
 	return false;
 }
 
-/* ---- templates ------------------------------------------------------ */
-
-static bool env_name_valid(const char *s, size_t len)
-{
-	if (len == 0 || !((s[0] >= 'A' && s[0] <= 'Z') ||
-			  (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
-		return false;
-	for (size_t i = 1; i < len; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	return true;
-}
-
-/*
- * Walk a template.  With sink NULL only the syntax is checked ({env:NAME}
- * is not looked up: the environment belongs to the run, not the file).
- * Grammar: "{{" is a literal '{'; "{dir}"; "{env:NAME}"; any other "{...}"
- * is an error; '}' on its own is literal.
- */
-static int template_walk(const char *tmpl, const char *dir, FILE *sink,
-			 char *err, size_t errlen)
-{
-	for (const char *p = tmpl; *p; p++) {
-		const char *end, *name, *value;
-		size_t len;
-
-		if (*p != '{') {
-			if (sink)
-				fputc(*p, sink);
-			continue;
-		}
-		if (p[1] == '{') {
-			if (sink)
-				fputc('{', sink);
-			p++;
-			continue;
-		}
-		end = strchr(p, '}');
-		if (!end) {
-			snprintf(err, errlen, "unterminated placeholder '%.40s' (write '{{' for a literal brace)",
-				 p);
-			return FC_USAGE;
-		}
-		name = p + 1;
-		len = (size_t)(end - name);
-		if (len == 3 && memcmp(name, "dir", 3) == 0) {
-			if (sink && !dir) {
-				snprintf(err, errlen, "placeholder '{dir}' has no value here");
-				return FC_USAGE;
-			}
-			value = dir;
-		} else if (len > 4 && memcmp(name, "env:", 4) == 0 &&
-			   env_name_valid(name + 4, len - 4)) {
-			char var[256];
-
-			if (len - 4 >= sizeof(var)) {
-				snprintf(err, errlen, "environment variable name in '%.40s' is too long", p);
-				return FC_USAGE;
-			}
-			memcpy(var, name + 4, len - 4);
-			var[len - 4] = '\0';
-			value = sink ? getenv(var) : "";
-			if (!value) {
-				snprintf(err, errlen, "environment variable '%s' is not set", var);
-				return FC_USAGE;
-			}
-		} else {
-			snprintf(err, errlen,
-				 "unknown placeholder '{%.*s}' (expected {dir} or {env:NAME})",
-				 (int)(len > 40 ? 40 : len), name);
-			return FC_USAGE;
-		}
-		if (sink)
-			fputs(value, sink);
-		p = end;
-	}
-	return 0;
-}
-
-int scenario__template_check(const char *tmpl, char *err, size_t errlen)
-{
-	return template_walk(tmpl, NULL, NULL, err, errlen);
-}
-
-int scenario_expand(const char *tmpl, const char *dir, char **out,
-		    char *err, size_t errlen)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *sink = open_memstream(&buf, &size);
-	int rc;
-
-	*out = NULL;
-	if (!sink) {
-		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
-		return FC_NOMEM;
-	}
-	rc = template_walk(tmpl, dir, sink, err, errlen);
-	if (fclose(sink) != 0 && rc == 0) {
-		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
-		rc = FC_NOMEM;
-	}
-	if (rc == 0 && size > TEMPLATE_MAX_OUTPUT) {
-		snprintf(err, errlen, "expansion of '%.40s' is longer than %d bytes",
-			 tmpl, TEMPLATE_MAX_OUTPUT);
-		rc = FC_USAGE;
-	}
-	if (rc < 0) {
-		free(buf);
-		return rc;
-	}
-	*out = buf;
-	return 0;
-}
-
 /* ---- routes --------------------------------------------------------- */
 
 int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
@@ -289,7 +218,7 @@ static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
 {
 	char msg[256];
 
-	if (scenario__template_check(s, msg, sizeof(msg)) < 0)
+	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
 		return scenario__error(c, n, "%s", msg);
 	return 0;
 }
@@ -366,7 +295,7 @@ static int env_entry(struct yctx *c, yaml_node_pair_t *p, char **out)
 
 	if (!k || scenario__get_str(c, k, "env", &name) < 0)
 		return FC_USAGE;
-	if (!env_name_valid(name, strlen(name)))
+	if (!scenario__env_name_valid(name, strlen(name)))
 		return scenario__error(c, k, "'%.40s' is not an environment variable name",
 				       name);
 	if (strncmp(name, "FENCECERT_", 10) == 0)
@@ -481,6 +410,82 @@ static int parse_routes(struct yctx *c, yaml_node_t *list, struct suite *s)
 	return 0;
 }
 
+/* ---- services ------------------------------------------------------- */
+
+static int parse_service(struct yctx *c, yaml_node_t *n, struct service_spec *sv)
+{
+	yaml_node_t *v, *k = NULL;
+	const char *kind;
+
+	sv->line = (int)n->start_mark.line + 1;
+	sv->column = (int)n->start_mark.column + 1;
+	if (scenario__map_check(c, n, service_keys, "service") < 0 ||
+	    scenario__map_need(c, n, "name", "service", &v) < 0 ||
+	    scenario__get_name(c, v, "name", sv->name) < 0 ||
+	    scenario__map_need(c, n, "kind", "service", &v) < 0 ||
+	    scenario__get_str(c, v, "kind", &kind) < 0)
+		return FC_USAGE;
+	if (strcmp(kind, "etcd") == 0) {
+		sv->kind = SERVICE_ETCD;
+		sv->members = 1;
+		if (scenario__map_get(c, n, "env", &k))
+			return scenario__error(c, k, "'env' does not apply to kind 'etcd' (the harness always starts it)");
+		if ((v = scenario__map_get(c, n, "members", NULL)) &&
+		    scenario__get_int(c, v, "members", 1, 3, &sv->members) < 0)
+			return FC_USAGE;
+		if (sv->members == 2)
+			return scenario__error(c, v, "'members' must be 1 or 3, got 2");
+	} else if (strcmp(kind, "postgresql") == 0) {
+		sv->kind = SERVICE_POSTGRESQL;
+		if (scenario__map_get(c, n, "members", &k))
+			return scenario__error(c, k, "'members' does not apply to kind 'postgresql'");
+		if ((v = scenario__map_get(c, n, "env", NULL))) {
+			if (scenario__get_strbuf(c, v, "env", sv->env,
+						 sizeof(sv->env)) < 0)
+				return FC_USAGE;
+			if (!scenario__env_name_valid(sv->env, strlen(sv->env)))
+				return scenario__error(c, v, "'%.40s' is not an environment variable name",
+						       sv->env);
+		}
+	} else {
+		return scenario__error(c, v, "unknown service kind '%.40s' (expected etcd or postgresql)",
+				       kind);
+	}
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'services' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count > SUITE_MAX_SERVICES)
+		return scenario__error(c, list, "'services' has more than %d entries",
+				       SUITE_MAX_SERVICES);
+	s->services = calloc(count ? count : 1, sizeof(*s->services));
+	if (!s->services) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct service_spec *sv = &s->services[i];
+
+		if (!n || parse_service(c, n, sv) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->services[j].name, sv->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate service name '%s' (first at line %d)",
+						       sv->name, s->services[j].line);
+		s->nservices = i + 1;
+	}
+	return 0;
+}
+
 /* ---- workload and orchestrator -------------------------------------- */
 
 static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
@@ -495,7 +500,7 @@ static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
 
 static bool table_name_valid(const char *s)
 {
-	return env_name_valid(s, strlen(s)); /* an SQL identifier, unquoted */
+	return scenario__env_name_valid(s, strlen(s)); /* an SQL identifier, unquoted */
 }
 
 static int parse_workload(struct yctx *c, yaml_node_t *n, struct workload_spec *w)
@@ -583,8 +588,17 @@ static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
 				       version);
 	if (scenario__map_check(c, root, suite_keys, "suite") < 0 ||
 	    scenario__map_need(c, root, "suite", "suite", &v) < 0 ||
-	    scenario__get_name(c, v, "suite", s->name) < 0 ||
-	    scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
+	    scenario__get_name(c, v, "suite", s->name) < 0)
+		return FC_USAGE;
+	/* services first: routes and faults refer to them */
+	if ((v = scenario__map_get(c, root, "services", NULL)) &&
+	    parse_services(c, v, s) < 0)
+		return FC_USAGE;
+	/* proxies next: their upstream may name a service, routes name them */
+	if ((v = scenario__map_get(c, root, "proxies", NULL)) &&
+	    scenario__parse_proxies(c, v, s) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
 	    parse_routes(c, v, s) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, root, "workload", NULL)) &&
@@ -697,6 +711,7 @@ int suite_load_buffer(const char *name, const char *buf, size_t len,
 		return FC_NOMEM;
 	}
 	set_defaults(s);
+	c.suite = s;
 	rc = parse_suite(&c, yaml_document_get_root_node(&doc), s);
 	yaml_document_delete(&doc);
 	if (rc < 0 || c.failed) {
@@ -771,6 +786,10 @@ void suite_free(struct suite *s)
 		scenario__strv_free(r->env);
 	}
 	free(s->routes);
+	free(s->services);
+	for (size_t i = 0; i < s->nproxies; i++)
+		free(s->proxies[i].upstream);
+	free(s->proxies);
 	for (size_t i = 0; i < s->nscenarios; i++)
 		scenario__scenario_release(&s->scenarios[i]);
 	free(s->scenarios);

@@ -24,6 +24,7 @@
 
 #define SCENARIO_NAME_MAX 128
 #define FAILPOINT_NAME_MAX 64
+#define FAULT_RULE_MAX 256 /* a syscall fault's rule string, '\0' included */
 
 enum fault_action {
 	FAULT_KILL,          /* SIGKILL the attempt's process group at a failpoint */
@@ -32,8 +33,15 @@ enum fault_action {
 	FAULT_LOSE_XCOM,     /* wipe the XCom dir(s) after an attempt */
 	FAULT_LOSE_POD,      /* wipe the attempt's run dir after an attempt */
 	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
+	FAULT_STOP_MEMBER,   /* stop one member of an etcd service */
+	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
+	FAULT_SYSCALL,       /* a seccomp rule (`rule`) active during an attempt */
 	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
 				attempt, then the task is cleared */
+	FAULT_CUT_AFTER_COMMIT, /* proxy: relay a COMMIT, cut before its answer */
+	FAULT_HOLD_COMMIT,   /* proxy: hold a COMMIT until the next try ended */
+	FAULT_REFUSE,        /* proxy: reset and refuse every connection */
+	FAULT_DELAY,         /* proxy: delay every client message */
 	FAULT_ACTION_COUNT
 };
 
@@ -51,22 +59,52 @@ enum fault_resume {
 	RESUME_NEVER,              /* killed at the end of the schedule */
 };
 
+#define MEMBER_NAME_MAX 32
+
+/*
+ * stop_member/start_member happen at a failpoint (failpoint, attempt, hit,
+ * like kill) or between tries (after_attempt, like lose_xcom): which one is
+ * told by fault_at_failpoint().
+ */
 struct fault {
 	enum fault_action action;
-	int attempt;          /* try number it applies to (kill/pause/fail) */
-	int after_attempt;    /* lose_xcom/lose_pod/change_source/recover:
+	int attempt;          /* try number it applies to (at a failpoint) */
+	int after_attempt;    /* between tries (lose_xcom, lose_pod,
+				 change_source, recover, member actions):
 				 after try N */
-	char failpoint[FAILPOINT_NAME_MAX]; /* kill/pause/fail */
+	char failpoint[FAILPOINT_NAME_MAX]; /* at a failpoint */
 	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
 	int operation;        /* 1-based operation index; 0 = every operation */
+	/* FAULT_SYSCALL: an inject_seccomp rule string ("fsync#2:kill_after@
+	 * {dir}/journal.db", inject_seccomp.h) whose glob may hold "{dir}";
+	 * applied to try `attempt`.  Never contains ';'. */
+	char rule[FAULT_RULE_MAX];
 	enum fault_resume resume;
 	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
+	char member[MEMBER_NAME_MAX];       /* stop/start_member: "m2" */
+	char service[SCENARIO_NAME_MAX];    /* its service; "" = the suite's
+					       only etcd service */
 	enum operator_decision decision; /* recover only */
 	bool force;           /* recover: apply --force */
 	bool wrong_target;    /* recover: the operator probes a look-alike
 				 target that holds no fence of the operation */
+	char proxy[SCENARIO_NAME_MAX];      /* proxy actions: the proxy */
+	int delay_ms;         /* delay: per client message */
 	int line, column;     /* source position, 0 when built by code */
 };
+
+/* True when f happens at a failpoint of an attempt (kill, pause, fail,
+ * and member actions given a failpoint), false between tries. */
+bool fault_at_failpoint(const struct fault *f);
+bool fault_is_member_action(enum fault_action a);
+
+/*
+ * Proxy actions apply during try `attempt` (all of it), through the
+ * suite's proxy `proxy`: cut_after_commit and hold_commit at the hit-th
+ * COMMIT of that try, delay to every message, refuse from the try's start
+ * or, given a failpoint, from its hit-th HIT on (fault_at_failpoint()).
+ */
+bool fault_is_proxy_action(enum fault_action a);
 
 /* Bit set of fault actions, for explore.actions. */
 #define FAULT_BIT(a) (1u << (unsigned)(a))
@@ -79,6 +117,14 @@ struct explore_spec {
 	int random_schedules;    /* random: {schedules: N, seed: S}; 0 = none */
 	uint64_t random_seed;
 	int max_faults;          /* random: faults per schedule (default 3) */
+	/* syscalls: [...] -- a syscall-fault exploration instead (then the
+	 * fields above are unused): discovery counts the calls of op 1 try 1
+	 * per (syscall, glob of `paths`), then each occurrence x action is
+	 * one schedule.  NULL-terminated; sys_actions are rule actions
+	 * ("kill_before", "kill_after", "errno:EIO"). */
+	char **syscalls;
+	char **sys_actions;
+	char **sys_paths;        /* "{dir}/..." (every file) when not given */
 };
 
 struct scenario {
@@ -121,6 +167,25 @@ struct route_spec {
 	int line, column;
 };
 
+enum service_kind { SERVICE_ETCD, SERVICE_POSTGRESQL };
+
+/* A server the harness starts before the first schedule (services.h). */
+struct service_spec {
+	char name[SCENARIO_NAME_MAX];
+	enum service_kind kind;
+	int members;             /* etcd: 1 or 3 (m1, m2, m3) */
+	char env[128];           /* postgresql: use $env when set; "" = never */
+	int line, column;
+};
+
+/* A fault proxy (tcp_proxy.h) each schedule starts in front of upstream;
+ * templates name it {proxy:NAME}. */
+struct proxy_spec {
+	char name[SCENARIO_NAME_MAX];
+	char *upstream;          /* template: "HOST:PORT" or a URL */
+	int line, column;
+};
+
 struct workload_spec {
 	int operations;          /* number of operations (mapped partitions) */
 	int rows_per_operation;
@@ -143,6 +208,10 @@ struct suite {
 	char digest[80];         /* "sha256:..." of the file's bytes */
 	struct route_spec *routes;
 	size_t nroutes;
+	struct service_spec *services;
+	size_t nservices;
+	struct proxy_spec *proxies;
+	size_t nproxies;
 	struct workload_spec workload;
 	struct orchestrator_spec orchestrator;
 	struct scenario *scenarios;
@@ -173,15 +242,36 @@ const char *verdict_name(enum verdict v);           /* "certified-automatic", ..
 const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
 bool expectation_met(enum expectation e, enum verdict v);
 
+/* What a template's placeholders become for one schedule. */
+struct template_vars {
+	const char *dir;          /* {dir}: the schedule's scratch dir */
+	const char *schedule_id;  /* {schedule_id}; NULL: none here */
+	/* {service:NAME}: the running service's address, NULL if none */
+	const char *(*service)(const void *ctx, const char *name);
+	const void *service_ctx;
+	/* {proxy:NAME}: the running proxy's URL, NULL if none */
+	const char *(*proxy)(const void *ctx, const char *name);
+	const void *proxy_ctx;
+};
 /* Whether scenario sc runs against the route named `route` (its `routes:`
  * list, or every route when it has none). */
 bool scenario_applies_to(const struct scenario *sc, const char *route);
 
 /*
- * Expand "{dir}" and "{env:NAME}" in a template into out (heap, caller
- * frees).  An unset environment variable is FC_USAGE with a message.
+ * Expand "{dir}", "{schedule_id}", "{service:NAME}" and "{env:NAME}" in a
+ * template into out (heap, caller frees).  A placeholder without a value
+ * here (an unset environment variable, a service not running) is FC_USAGE
+ * with a message.
  */
-int scenario_expand(const char *tmpl, const char *dir, char **out,
-		    char *err, size_t errlen) FC_MUST_CHECK;
+int scenario_expand(const char *tmpl, const struct template_vars *v,
+		    char **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* The suite's service named `name` ("" or NULL: its only etcd service),
+ * or NULL. */
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name);
+
+/* The suite's proxy named `name`, or NULL. */
+const struct proxy_spec *suite_proxy(const struct suite *s, const char *name);
 
 #endif

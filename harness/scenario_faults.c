@@ -10,8 +10,11 @@
  *      hit 0, failpoint ""); recover carries after_attempt and its
  *      decision, force and wrong_target (no other fault does); only pause
  *      carries a resume; operation is 0 for "every operation".
+ *      stop_member/start_member take either form (a failpoint, or
+ *      after_attempt) and always carry a member.
  *   2. A fault can fire: its attempt is one of the orchestrator's tries and
- *      its operation one of the scenario's operations.  A fault that cannot
+ *      its operation one of the scenario's operations; a member action
+ *      names a member of one of the suite's etcd services.  A fault that cannot
  *      fire would leave a failpoint unreached and the verdict unverified, so
  *      it is refused here where the line number is known.
  *   3. A fixed schedule fits SCHEDULE_STR_MAX, so every scenario has a
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject_seccomp.h"
 #include "schedule.h"
 #include "scenario_impl.h"
 
@@ -29,11 +33,13 @@ static const char *const scenario_keys[] = {
 };
 static const char *const fault_keys[] = {
 	"action", "attempt", "after_attempt", "failpoint", "hit", "operation",
-	"resume", "recover", "force", "wrong_target", NULL,
+	"resume", "recover", "force", "wrong_target", "member", "service",
+	"proxy", "delay_ms", "syscall", "path", NULL,
 };
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
-	"failpoints", "actions", "interleavings", "random", NULL,
+	"failpoints", "actions", "interleavings", "random", "syscalls", "paths",
+	NULL,
 };
 static const char *const random_keys[] = { "schedules", "seed", "faults", NULL };
 
@@ -131,6 +137,34 @@ static int refuse_key(struct yctx *c, yaml_node_t *n, const char *key,
 			       fault_action_name(f->action), hint);
 }
 
+/* `attempt` (required): one of the orchestrator's tries (invariant 2). */
+static int get_attempt(struct yctx *c, yaml_node_t *n, const char *what,
+		       struct fault *f, const struct fault_bounds *b)
+{
+	yaml_node_t *v;
+
+	if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
+	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->attempt > b->tries)
+		return scenario__error(c, v,
+				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+				       f->attempt, b->tries - 1, b->tries);
+	return 0;
+}
+
+/* `hit`, 1 when not given. */
+static int get_hit(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	yaml_node_t *v;
+
+	f->hit = 1;
+	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+		return FC_USAGE;
+	return 0;
+}
+
 static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 				 struct fault *f, const struct fault_bounds *b)
 {
@@ -144,16 +178,7 @@ static int parse_failpoint_fault(struct yctx *c, yaml_node_t *n,
 	     refuse_key(c, n, "resume", f, " (only pause resumes)") < 0) ||
 	    scenario__map_need(c, n, "failpoint", what, &v) < 0 ||
 	    get_failpoint(c, v, "failpoint", f->failpoint) < 0 ||
-	    scenario__map_need(c, n, "attempt", what, &v) < 0 ||
-	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
-		return FC_USAGE;
-	if (f->attempt > b->tries)
-		return scenario__error(c, v,
-				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->attempt, b->tries - 1, b->tries);
-	f->hit = 1;
-	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
-	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+	    get_attempt(c, n, what, f, b) < 0 || get_hit(c, n, f) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "resume", NULL)) &&
 	    parse_resume(c, v, f) < 0)
@@ -180,6 +205,81 @@ static int parse_between_fault(struct yctx *c, yaml_node_t *n,
 		return scenario__error(c, v,
 				       "after_attempt %d is beyond the last try (retries: %d gives %d tries)",
 				       f->after_attempt, b->tries - 1, b->tries);
+	return 0;
+}
+
+/* member (and service) of a stop_member/start_member fault. */
+static int parse_member(struct yctx *c, yaml_node_t *n, struct fault *f)
+{
+	const struct service_spec *sv;
+	yaml_node_t *v, *svnode;
+	const char *name;
+	int idx = 0;
+
+	if ((svnode = scenario__map_get(c, n, "service", NULL)) &&
+	    scenario__get_name(c, svnode, "service", f->service) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, n, "member", "member action", &v) < 0 ||
+	    scenario__get_str(c, v, "member", &name) < 0)
+		return FC_USAGE;
+	sv = suite_service(c->suite, f->service);
+	if (svnode && (!sv || sv->kind != SERVICE_ETCD))
+		return scenario__error(c, svnode,
+				       "service '%s' is not an etcd service of the suite",
+				       f->service);
+	if (!sv)
+		return scenario__error(c, n,
+				       "a member action needs one etcd service in 'services' (or 'service: NAME')");
+	if (name[0] == 'm' && name[1] >= '1' && name[1] <= '9' && !name[2])
+		idx = name[1] - '0';
+	if (idx < 1 || idx > sv->members)
+		return scenario__error(c, v,
+				       "'%.40s' is not a member of service '%s' (m1 to m%d)",
+				       name, sv->name, sv->members);
+	snprintf(f->member, sizeof(f->member), "%s", name);
+	return 0;
+}
+
+/* {attempt: N, syscall: S, hit: H, action: kill_before | kill_after |
+ *  "errno:E", path: GLOB} -> one FAULT_SYSCALL with its rule string. */
+static int parse_syscall_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
+			       const struct fault_bounds *b)
+{
+	const char *sys, *action, *path = NULL;
+	yaml_node_t *v, *act, *sysn;
+	char msg[300];
+
+	f->action = FAULT_SYSCALL;
+	if (refuse_key(c, n, "after_attempt", f, " (use 'attempt')") < 0 ||
+	    refuse_key(c, n, "failpoint", f, " (it fires at a system call)") < 0 ||
+	    refuse_key(c, n, "resume", f, " (only pause resumes)") < 0 ||
+	    scenario__map_need(c, n, "syscall", "syscall fault", &sysn) < 0 ||
+	    scenario__get_str(c, sysn, "syscall", &sys) < 0 ||
+	    scenario__map_need(c, n, "action", "syscall fault", &act) < 0 ||
+	    scenario__get_str(c, act, "action", &action) < 0 ||
+	    scenario__map_need(c, n, "attempt", "syscall fault", &v) < 0 ||
+	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->attempt > b->tries)
+		return scenario__error(c, v,
+				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
+				       f->attempt, b->tries - 1, b->tries);
+	if (!inject_seccomp_syscall_info(sys, &(bool){ false }))
+		return scenario__error(c, sysn,
+				       "syscall '%.40s' cannot be intercepted (docs/syscall-faults.md lists the supported ones)",
+				       sys);
+	f->hit = 1;
+	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
+	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "path", NULL)) &&
+	    scenario__get_str(c, v, "path", &path) < 0)
+		return FC_USAGE;
+	if (schedule_rule_make(f->rule, sizeof(f->rule), sys,
+			       (unsigned long)f->hit, action, path, msg,
+			       sizeof(msg)) < 0)
+		return scenario__error(c, v && path ? v : act, "%s", msg);
+	f->hit = 0; /* the rule carries it (normal form) */
 	return 0;
 }
 
@@ -210,6 +310,53 @@ static int parse_recover(struct yctx *c, yaml_node_t *n, struct fault *f)
 	return c->failed ? FC_USAGE : 0;
 }
 
+/*
+ * A proxy action: during try `attempt`, through suite proxy `proxy`;
+ * cut/hold count COMMITs (hit), delay needs delay_ms, refuse may start at a
+ * failpoint (failpoint, hit) instead of the try's start.
+ */
+static int parse_proxy_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
+			     const struct fault_bounds *b)
+{
+	bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+		      f->action == FAULT_HOLD_COMMIT;
+	bool at = f->action == FAULT_REFUSE &&
+		  scenario__map_get(c, n, "failpoint", NULL);
+	char what[64];
+	yaml_node_t *v;
+
+	snprintf(what, sizeof(what), "fault with action '%s'",
+		 fault_action_name(f->action));
+	if (refuse_key(c, n, "after_attempt", f, " (it happens during 'attempt')") < 0 ||
+	    refuse_key(c, n, "resume", f, counts ? " (a held COMMIT goes on once the next try ended)" : "") < 0 ||
+	    (f->action != FAULT_DELAY &&
+	     refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) ||
+	    (f->action != FAULT_REFUSE &&
+	     refuse_key(c, n, "failpoint", f, " (it counts COMMITs or messages, not failpoints)") < 0) ||
+	    (!counts && !at &&
+	     refuse_key(c, n, "hit", f, " (hit counts COMMITs, or a refuse's failpoint)") < 0))
+		return FC_USAGE;
+	if (at) {
+		if (parse_failpoint_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else {
+		if (get_attempt(c, n, what, f, b) < 0 ||
+		    (counts && get_hit(c, n, f) < 0))
+			return FC_USAGE;
+	}
+	if (f->action == FAULT_DELAY &&
+	    (scenario__map_need(c, n, "delay_ms", what, &v) < 0 ||
+	     scenario__get_int(c, v, "delay_ms", 1, 60000, &f->delay_ms) < 0))
+		return FC_USAGE;
+	if (scenario__map_need(c, n, "proxy", what, &v) < 0 ||
+	    scenario__get_name(c, v, "proxy", f->proxy) < 0)
+		return FC_USAGE;
+	if (!suite_proxy(c->suite, f->proxy))
+		return scenario__error(c, v, "'%s' names no proxy of the suite (see 'proxies')",
+				       f->proxy);
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -219,16 +366,38 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	memset(f, 0, sizeof(*f));
 	f->line = (int)n->start_mark.line + 1;
 	f->column = (int)n->start_mark.column + 1;
-	if (scenario__map_check(c, n, fault_keys, "fault") < 0 ||
-	    scenario__map_need(c, n, "action", "fault", &v) < 0 ||
-	    scenario__get_str(c, v, "action", &action) < 0)
+	if (scenario__map_check(c, n, fault_keys, "fault") < 0)
 		return FC_USAGE;
-	if (fault_action_parse(action, &f->action) < 0)
+	if (scenario__map_get(c, n, "syscall", NULL)) {
+		if (parse_syscall_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else if (scenario__map_need(c, n, "action", "fault", &v) < 0 ||
+		   scenario__get_str(c, v, "action", &action) < 0) {
+		return FC_USAGE;
+	} else if (fault_action_parse(action, &f->action) < 0 ||
+		   f->action == FAULT_SYSCALL) {
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source or recover)",
+				       "unknown action '%.40s' (expected kill, pause, fail, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay; a fault with 'syscall' takes kill_before, kill_after or errno:NAME)",
 				       action);
-	if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-	    f->action == FAULT_FAIL) {
+	} else if (fault_is_member_action(f->action)) {
+		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
+			  scenario__map_get(c, n, "attempt", NULL);
+
+		if ((at ? parse_failpoint_fault(c, n, f, b)
+			: parse_between_fault(c, n, f, b)) < 0 ||
+		    parse_member(c, n, f) < 0)
+			return FC_USAGE;
+	} else if (refuse_key(c, n, "member", f, " (only stop_member and start_member)") < 0 ||
+		   refuse_key(c, n, "service", f, " (only stop_member and start_member)") < 0) {
+		return FC_USAGE;
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_proxy_fault(c, n, f, b) < 0)
+			return FC_USAGE;
+	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
+		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
+		return FC_USAGE;
+	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+		   f->action == FAULT_FAIL) {
 		if (parse_failpoint_fault(c, n, f, b) < 0)
 			return FC_USAGE;
 	} else if (parse_between_fault(c, n, f, b) < 0) {
@@ -356,10 +525,83 @@ static int parse_random(struct yctx *c, yaml_node_t *n, struct explore_spec *e)
 	return c->failed ? FC_USAGE : 0;
 }
 
+static int check_syscall(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	if (!inject_seccomp_syscall_info(s, &(bool){ false }))
+		return scenario__error(c, n,
+				       "syscall '%.40s' cannot be intercepted (docs/syscall-faults.md lists the supported ones)",
+				       s);
+	return 0;
+}
+
+static int check_sys_action(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char rule[FAULT_RULE_MAX], msg[300];
+
+	if (strcmp(s, "count") == 0)
+		return scenario__error(c, n, "action 'count' cannot be explored (expected kill_before, kill_after or errno:NAME)");
+	/* kill_after is checked against each syscall when schedules are made */
+	if (schedule_rule_make(rule, sizeof(rule), "fsync", 1, s, NULL, msg,
+			       sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s (expected kill_before, kill_after or errno:NAME)",
+				       msg);
+	return 0;
+}
+
+static int check_path_glob(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char msg[300];
+
+	if (!*s || strchr(s, ';'))
+		return scenario__error(c, n, "a path glob must be non-empty and hold no ';'");
+	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s", msg);
+	return 0;
+}
+
+/* The list under key (1..max entries), or the one-entry list {dflt}. */
+static int get_list_or(struct yctx *c, yaml_node_t *map, const char *key,
+		       size_t max,
+		       int (*check)(struct yctx *, yaml_node_t *, const char *),
+		       const char *dflt, char ***out)
+{
+	yaml_node_t *v = scenario__map_get(c, map, key, NULL);
+
+	if (v)
+		return scenario__get_strv(c, v, key, 1, max, check, out);
+	if (!(*out = calloc(2, sizeof(char *))) || !((*out)[0] = strdup(dflt)))
+		return scenario__error(c, map, "out of memory");
+	return 0;
+}
+
+/* explore: {syscalls: [...], actions: [...], paths: [...]} */
+static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
+				  yaml_node_t *list, struct explore_spec *e)
+{
+	static const char *const other[] = { "failpoints", "interleavings",
+					      "random", NULL };
+	yaml_node_t *k = NULL;
+
+	for (const char *const *o = other; *o; o++)
+		if (scenario__map_get(c, n, *o, &k))
+			return scenario__error(c, k,
+					       "'%s' does not apply to a syscall exploration (write a separate scenario)",
+					       *o);
+	if (scenario__get_strv(c, list, "syscalls", 1, 32, check_syscall,
+			       &e->syscalls) < 0)
+		return FC_USAGE;
+	if (get_list_or(c, n, "actions", 8, check_sys_action, "kill_before",
+			&e->sys_actions) < 0 ||
+	    get_list_or(c, n, "paths", 16, check_path_glob, "{dir}/*",
+			&e->sys_paths) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 {
 	struct explore_spec *e;
-	yaml_node_t *v;
+	yaml_node_t *v, *k = NULL;
 
 	if (scenario__map_check(c, n, explore_keys, "explore") < 0)
 		return FC_USAGE;
@@ -373,6 +615,10 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	e->actions = FAULT_BIT(FAULT_KILL);
 	e->random_seed = 1;
 	e->max_faults = 3;
+	if ((v = scenario__map_get(c, n, "syscalls", NULL)))
+		return parse_explore_syscalls(c, n, v, e);
+	if ((v = scenario__map_get(c, n, "paths", &k)))
+		return scenario__error(c, k, "'paths' needs 'syscalls'");
 	if ((v = scenario__map_get(c, n, "failpoints", NULL)) &&
 	    parse_explore_failpoints(c, v, e) < 0)
 		return FC_USAGE;
@@ -457,8 +703,12 @@ void scenario__scenario_release(struct scenario *sc)
 {
 	free(sc->faults);
 	scenario__strv_free(sc->routes);
-	if (sc->explore)
+	if (sc->explore) {
 		scenario__strv_free(sc->explore->failpoints);
+		scenario__strv_free(sc->explore->syscalls);
+		scenario__strv_free(sc->explore->sys_actions);
+		scenario__strv_free(sc->explore->sys_paths);
+	}
 	free(sc->explore);
 }
 

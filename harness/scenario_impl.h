@@ -25,6 +25,7 @@
 #define SUITE_MAX_NODES 100000        /* distinct nodes in the document */
 #define SUITE_VISIT_BUDGET 1000000    /* node visits, aliases included */
 #define SUITE_MAX_ROUTES 64
+#define SUITE_MAX_SERVICES 8
 #define SUITE_MAX_SCENARIOS 4096
 #define SCENARIO_MAX_FAULTS 32        /* and the schedule string must fit */
 #define ARGV_MAX 256                  /* command and observe.command entries */
@@ -39,6 +40,8 @@ struct yctx {
 	size_t errlen;
 	long budget;          /* node visits left */
 	bool failed;          /* err holds the first error */
+	const struct suite *suite; /* being built: its services are known
+				      before routes and scenarios */
 };
 
 /* Record "FILE:LINE:COLUMN: message" for node (or 1:1 when node is NULL)
@@ -108,10 +111,14 @@ void scenario__strv_free(char **v);
  * schedule.c applies the same rule to strings). */
 bool scenario__failpoint_valid(const char *name, size_t len);
 
-/* Check a "{dir}" / "{env:NAME}" template without expanding it; 0 or
- * FC_USAGE with a message naming the placeholder. */
-int scenario__template_check(const char *tmpl, char *err, size_t errlen)
-	FC_MUST_CHECK;
+/* Check a template without expanding it ({service:NAME} against s's
+ * services when s is not NULL); 0 or FC_USAGE with a message naming the
+ * placeholder. */
+/* NAME of {env:NAME} (and of a service's env): [A-Za-z_][A-Za-z0-9_]*. */
+bool scenario__env_name_valid(const char *s, size_t len);
+
+int scenario__template_check(const struct suite *s, const char *tmpl,
+			     char *err, size_t errlen) FC_MUST_CHECK;
 
 /* A route, scenario or suite name: [A-Za-z0-9][A-Za-z0-9._-]*, shorter
  * than SCENARIO_NAME_MAX; checked and copied into buf. */
@@ -124,6 +131,10 @@ int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
 int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list,
 			      struct suite *s)
 	FC_MUST_CHECK;
+
+/* The `proxies:` list (scenario_proxies.c).  Needs s->services parsed. */
+int scenario__parse_proxies(struct yctx *c, yaml_node_t *list,
+			    struct suite *s) FC_MUST_CHECK;
 
 /* Release what one scenario owns (not the struct itself). */
 void scenario__scenario_release(struct scenario *sc);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject_seccomp.h"
 #include "schedule.h"
 #include "scenario_impl.h"
 
@@ -30,7 +31,11 @@ static const struct {
 } letters[] = {
 	{ 'k', FAULT_KILL }, { 'p', FAULT_PAUSE }, { 'f', FAULT_FAIL },
 	{ 'x', FAULT_LOSE_XCOM }, { 'l', FAULT_LOSE_POD },
-	{ 's', FAULT_CHANGE_SOURCE }, { 'r', FAULT_RECOVER },
+	{ 's', FAULT_CHANGE_SOURCE }, { 'o', FAULT_RECOVER },
+	{ 'd', FAULT_STOP_MEMBER }, { 'u', FAULT_START_MEMBER },
+	{ 'c', FAULT_CUT_AFTER_COMMIT }, { 'h', FAULT_HOLD_COMMIT },
+	{ 'r', FAULT_REFUSE }, { 'w', FAULT_DELAY },
+	{ 'y', FAULT_SYSCALL },
 };
 
 /* The operator decisions of recover faults in the string form. */
@@ -41,36 +46,101 @@ static const char *const decision_words[] = {
 #define NDECISIONS (sizeof(decision_words) / sizeof(decision_words[0]))
 #define NLETTERS (sizeof(letters) / sizeof(letters[0]))
 
-static bool at_failpoint(enum fault_action a)
+static bool member_char(char ch, bool first)
 {
-	return a == FAULT_KILL || a == FAULT_PAUSE || a == FAULT_FAIL;
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') ||
+	       (!first && (ch == '.' || ch == '_' || ch == '-'));
+}
+
+/* A member or service name: [A-Za-z0-9][A-Za-z0-9._-]*, shorter than max. */
+static bool member_valid(const char *s, size_t max)
+{
+	size_t len = strnlen(s, max);
+
+	if (len == 0 || len >= max)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!member_char(s[i], i == 0))
+			return false;
+	return true;
+}
+
+/* "=[SERVICE/]MEMBER" of a member action, "=PROXY" of a proxy action,
+ * into buf. */
+static int format_member(const struct fault *f, char *buf, size_t size)
+{
+	if (fault_is_proxy_action(f->action)) {
+		if (!member_valid(f->proxy, sizeof(f->proxy)))
+			return FC_USAGE;
+		snprintf(buf, size, "=%s", f->proxy);
+		return 0;
+	}
+	if (!fault_is_member_action(f->action)) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (!member_valid(f->member, sizeof(f->member)) ||
+	    (f->service[0] && !member_valid(f->service, sizeof(f->service))))
+		return FC_USAGE;
+	snprintf(buf, size, "=%s%s%s", f->service, f->service[0] ? "/" : "",
+		 f->member);
+	return 0;
 }
 
 static int format_one(const struct fault *f, char *buf, size_t size)
 {
 	char op[24] = "", hit[24] = "", resume[FAILPOINT_NAME_MAX + 2] = "";
+	char member[SCENARIO_NAME_MAX + MEMBER_NAME_MAX + 2], delay[24] = "";
 	char letter = 0;
 
 	for (size_t i = 0; i < NLETTERS; i++)
 		if (letters[i].action == f->action)
 			letter = letters[i].letter;
-	if (!letter || f->operation < 0 || f->operation > NUMBER_MAX)
+	if (!letter || f->operation < 0 || f->operation > NUMBER_MAX ||
+	    format_member(f, member, sizeof(member)) < 0)
 		return FC_USAGE;
 	if (f->operation > 0)
 		snprintf(op, sizeof(op), "/op%d", f->operation);
+	if (f->action == FAULT_SYSCALL) {
+		char err[8];
+		if (f->attempt < 1 || f->attempt > NUMBER_MAX ||
+		    strnlen(f->rule, FAULT_RULE_MAX) == FAULT_RULE_MAX ||
+		    schedule_rule_check(f->rule, err, sizeof(err)))
+			return FC_USAGE;
+		return snprintf(buf, size, "y@%d%s=%s", f->attempt, op, f->rule);
+	}
 	if (f->action == FAULT_RECOVER) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX ||
 		    f->decision <= DECIDE_NONE || (size_t)f->decision >= NDECISIONS)
 			return FC_USAGE;
-		return snprintf(buf, size, "r:%s@%d%s%s%s",
+		return snprintf(buf, size, "o:%s@%d%s%s%s",
 				decision_words[f->decision], f->after_attempt, op,
 				f->force ? "+force" : "",
 				f->wrong_target ? "+wrong_target" : "");
 	}
-	if (!at_failpoint(f->action)) {
+	if (fault_is_proxy_action(f->action) && !fault_at_failpoint(f)) {
+		/* during try `attempt`: c/h carry a hit, w a delay */
+		bool counts = f->action == FAULT_CUT_AFTER_COMMIT ||
+			      f->action == FAULT_HOLD_COMMIT;
+
+		if (f->attempt < 1 || f->attempt > NUMBER_MAX ||
+		    (counts && (f->hit < 1 || f->hit > NUMBER_MAX)) ||
+		    (f->action == FAULT_DELAY &&
+		     (f->delay_ms < 1 || f->delay_ms > NUMBER_MAX)))
+			return FC_USAGE;
+		if (counts && f->hit != 1)
+			snprintf(hit, sizeof(hit), "#%d", f->hit);
+		if (f->action == FAULT_DELAY)
+			snprintf(delay, sizeof(delay), "*%d", f->delay_ms);
+		return snprintf(buf, size, "%c@%d%s%s%s%s", letter, f->attempt,
+				hit, delay, op, member);
+	}
+	if (!fault_at_failpoint(f)) {
 		if (f->after_attempt < 1 || f->after_attempt > NUMBER_MAX)
 			return FC_USAGE;
-		return snprintf(buf, size, "%c@%d%s", letter, f->after_attempt, op);
+		return snprintf(buf, size, "%c@%d%s%s", letter, f->after_attempt,
+				op, member);
 	}
 	if (!scenario__failpoint_valid(f->failpoint,
 				       strnlen(f->failpoint, FAILPOINT_NAME_MAX)) ||
@@ -97,8 +167,8 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 			return FC_USAGE;
 		}
 	}
-	return snprintf(buf, size, "%c:%s@%d%s%s%s", letter, f->failpoint,
-			f->attempt, hit, op, resume);
+	return snprintf(buf, size, "%c:%s@%d%s%s%s%s", letter, f->failpoint,
+			f->attempt, hit, op, resume, member);
 }
 
 int schedule_format(const struct fault *faults, size_t n, char *out,
@@ -228,7 +298,7 @@ static int parse_action(struct cursor *c, enum fault_action *out)
 			return 0;
 		}
 	}
-	return fail(c, "an action (k, p, f, x, l, s, r)");
+	return fail(c, "an action (k, p, f, x, l, s, o, d, u, c, h, r, w, y)");
 }
 
 static int parse_decision(struct cursor *c, struct fault *f)
@@ -277,11 +347,112 @@ static int parse_resume(struct cursor *c, struct fault *f)
 	return parse_name(c, f->resume_at);
 }
 
+/* One name of "=[SERVICE/]MEMBER" into buf (size bytes). */
+static int parse_member_name(struct cursor *c, char *buf, size_t size)
+{
+	const char *start = c->p;
+	size_t len;
+
+	while (member_char(*c->p, c->p == start))
+		c->p++;
+	len = (size_t)(c->p - start);
+	if (len == 0 || len >= size) {
+		c->p = start;
+		return fail(c, "a member name ([A-Za-z0-9][A-Za-z0-9._-]*)");
+	}
+	memcpy(buf, start, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static int parse_member(struct cursor *c, struct fault *f)
+{
+	char first[SCENARIO_NAME_MAX];
+
+	if (*c->p != '=')
+		return fail(c, "'=' and a member");
+	c->p++;
+	if (parse_member_name(c, first, sizeof(first)) < 0)
+		return FC_USAGE;
+	if (*c->p != '/') {
+		if (strlen(first) >= sizeof(f->member)) {
+			c->p -= strlen(first);
+			return fail(c, "a member name of at most 31 characters");
+		}
+		memcpy(f->member, first, strlen(first) + 1);
+		return 0;
+	}
+	c->p++;
+	memcpy(f->service, first, strlen(first) + 1);
+	return parse_member_name(c, f->member, sizeof(f->member));
+}
+
+/* "@ATTEMPT[#HIT]" of cut/hold, "@ATTEMPT*MS" of delay, "@ATTEMPT" of
+ * refuse: proxy actions during a try. */
+static int parse_during(struct cursor *c, struct fault *f)
+{
+	if (*c->p != '@')
+		return fail(c, "'@' and an attempt");
+	c->p++;
+	if (parse_number(c, "an attempt number", &f->attempt) < 0)
+		return FC_USAGE;
+	if (f->action == FAULT_CUT_AFTER_COMMIT || f->action == FAULT_HOLD_COMMIT) {
+		f->hit = 1;
+		if (*c->p == '#') {
+			c->p++;
+			return parse_number(c, "a hit number", &f->hit);
+		}
+	} else if (f->action == FAULT_DELAY) {
+		if (*c->p != '*')
+			return fail(c, "'*' and a delay in milliseconds");
+		c->p++;
+		return parse_number(c, "a delay in milliseconds", &f->delay_ms);
+	}
+	return 0;
+}
+
+/* 'y' '@' ATTEMPT ['/op' N] '=' RULE */
+static int parse_syscall_fault(struct cursor *c, struct fault *f)
+{
+	size_t len;
+	char why[256];
+
+	if (*c->p != '@')
+		return fail(c, "'@' and an attempt");
+	c->p++;
+	if (parse_number(c, "an attempt number", &f->attempt) < 0)
+		return FC_USAGE;
+	if (strncmp(c->p, "/op", 3) == 0) {
+		c->p += 3;
+		if (parse_number(c, "an operation number", &f->operation) < 0)
+			return FC_USAGE;
+	}
+	if (*c->p != '=')
+		return fail(c, "'/op' or '=' and a syscall rule");
+	c->p++;
+	len = strcspn(c->p, ";");
+	if (len >= FAULT_RULE_MAX)
+		return fail(c, "a syscall rule of at most 255 characters");
+	memcpy(f->rule, c->p, len);
+	f->rule[len] = '\0';
+	if (schedule_rule_check(f->rule, why, sizeof(why)) < 0) {
+		snprintf(c->err, c->errlen, "bad schedule '%.80s': at position %zu: %s",
+			 c->s, (size_t)(c->p - c->s) + 1, why);
+		return FC_USAGE;
+	}
+	c->p += len;
+	return 0;
+}
+
 static int parse_fault(struct cursor *c, struct fault *f)
 {
+	bool at;
+
 	memset(f, 0, sizeof(*f));
 	if (parse_action(c, &f->action) < 0)
 		return FC_USAGE;
+	if (f->action == FAULT_SYSCALL)
+		return parse_syscall_fault(c, f);
 	if (f->action == FAULT_RECOVER) {
 		if (*c->p != ':')
 			return fail(c, "':' and an operator decision");
@@ -289,7 +460,10 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_decision(c, f) < 0)
 			return FC_USAGE;
 	}
-	if (at_failpoint(f->action)) {
+	at = fault_is_member_action(f->action) || f->action == FAULT_REFUSE ?
+		*c->p == ':' : (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+				f->action == FAULT_FAIL);
+	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");
 		c->p++;
@@ -306,6 +480,9 @@ static int parse_fault(struct cursor *c, struct fault *f)
 			if (parse_number(c, "a hit number", &f->hit) < 0)
 				return FC_USAGE;
 		}
+	} else if (fault_is_proxy_action(f->action)) {
+		if (parse_during(c, f) < 0)
+			return FC_USAGE;
 	} else {
 		if (*c->p != '@')
 			return fail(c, "'@' and the attempt it follows");
@@ -325,9 +502,19 @@ static int parse_fault(struct cursor *c, struct fault *f)
 	}
 	if (f->action == FAULT_RECOVER)
 		parse_recover_flags(c, f);
+	if (fault_is_proxy_action(f->action)) {
+		if (*c->p != '=')
+			return fail(c, "'=' and a proxy");
+		c->p++;
+		return parse_member_name(c, f->proxy, sizeof(f->proxy)) < 0 ? FC_USAGE :
+		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");
+	}
+	if (fault_is_member_action(f->action))
+		return parse_member(c, f) < 0 ? FC_USAGE :
+		       *c->p == ';' || *c->p == '\0' ? 0 : fail(c, "';' or the end");
 	if (*c->p != ';' && *c->p != '\0')
 		return fail(c, f->action == FAULT_PAUSE ? "'#', '/op', '>', ';' or the end"
-			    : at_failpoint(f->action) ? "'#', '/op', ';' or the end"
+			    : at ? "'#', '/op', ';' or the end"
 			    : f->action == FAULT_RECOVER ?
 			    "'/op', '+force', '+wrong_target', ';' or the end"
 			    : "'/op', ';' or the end");
@@ -370,4 +557,55 @@ int schedule_parse(const char *s, struct fault **faults, size_t *n,
 	*faults = v;
 	*n = count;
 	return 0;
+}
+
+/* ---- syscall rules -------------------------------------------------- */
+
+int schedule_rule_check(const char *rule, char *err, size_t errlen)
+{
+	struct inject_seccomp_plan *p;
+	const char *glob;
+	int rc;
+
+	if (strnlen(rule, FAULT_RULE_MAX) >= FAULT_RULE_MAX) {
+		snprintf(err, errlen, "syscall rule longer than %d characters",
+			 FAULT_RULE_MAX - 1);
+		return FC_USAGE;
+	}
+	if (strchr(rule, ';')) {
+		snprintf(err, errlen, "syscall rule '%s' contains ';'", rule);
+		return FC_USAGE;
+	}
+	glob = strchr(rule, '@');
+	if (glob && scenario__template_check(NULL, glob + 1, err, errlen) < 0)
+		return FC_USAGE;
+	if (inject_seccomp_plan_new(&p) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	rc = inject_seccomp_plan_add_rule(p, rule);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(p));
+	inject_seccomp_plan_free(p);
+	return rc < 0 ? FC_USAGE : 0;
+}
+
+int schedule_rule_make(char *out, size_t outlen, const char *syscall,
+		       unsigned long hit, const char *action, const char *glob,
+		       char *err, size_t errlen)
+{
+	char hitbuf[24] = "";
+	int n;
+
+	if (hit)
+		snprintf(hitbuf, sizeof(hitbuf), "#%lu", hit);
+	n = snprintf(out, outlen, "%s%s:%s%s%s", syscall, hitbuf, action,
+		     glob && *glob ? "@" : "", glob ? glob : "");
+	if (n < 0 || (size_t)n >= outlen) {
+		snprintf(err, errlen, "syscall rule for '%s' is too long", syscall);
+		if (outlen)
+			out[0] = '\0';
+		return FC_USAGE;
+	}
+	return schedule_rule_check(out, err, errlen);
 }

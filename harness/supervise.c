@@ -232,6 +232,77 @@ static int read_channel(sv_proc *p, long long now)
 	}
 }
 
+/* --- syscall faults --------------------------------------------------------- */
+
+static void log_sysfault(sv_proc *p, const struct inject_seccomp_event *ev)
+{
+	struct sv_sysfault *f;
+
+	p->sysfaults_total++;
+	if (p->nsysfaults >= SV_SYSFAULT_LOG)
+		return;
+	if (!p->sysfaults) {
+		p->sysfaults = calloc(SV_SYSFAULT_LOG, sizeof(*p->sysfaults));
+		if (!p->sysfaults)
+			return;
+	}
+	f = &p->sysfaults[p->nsysfaults++];
+	f->rule = ev->rule;
+	f->outcome = ev->outcome;
+	snprintf(f->syscall, sizeof(f->syscall), "%s", ev->syscall);
+	snprintf(f->path, sizeof(f->path), "%.255s", ev->path);
+	f->occurrence = ev->occurrence;
+	f->error = ev->error;
+	f->result = ev->result;
+}
+
+/* One notification (the listener polled readable).  Never waits for the
+ * route: inject_seccomp_handle() polls with a zero timeout. */
+int sv__handle_syscall(sv_proc *p)
+{
+	struct inject_seccomp_event ev;
+	int rc = inject_seccomp_handle(p->sess, &ev);
+
+	if (rc < 0 && !p->sess_err[0])
+		snprintf(p->sess_err, sizeof(p->sess_err), "%s",
+			 inject_seccomp_session_errmsg(p->sess));
+	switch (ev.outcome) {
+	case INJECT_OUT_HANGUP:
+		p->sess_hup = true; /* kept for its statistics */
+		break;
+	case INJECT_OUT_FAILED:
+	case INJECT_OUT_KILLED_BEFORE:
+	case INJECT_OUT_KILLED_AFTER:
+		if (ev.rule >= 0)
+			log_sysfault(p, &ev);
+		if (ev.outcome != INJECT_OUT_FAILED)
+			p->st.killed = true;
+		break;
+	default:
+		break;
+	}
+	return rc;
+}
+
+const struct sv_sysfault *sv_proc_sysfaults(const sv_proc *p, size_t *n,
+					    size_t *total)
+{
+	*n = p->nsysfaults;
+	if (total)
+		*total = p->sysfaults_total;
+	return p->sysfaults;
+}
+
+const struct inject_seccomp_session *sv_proc_seccomp(const sv_proc *p)
+{
+	return p->sess;
+}
+
+const char *sv_proc_seccomp_error(const sv_proc *p)
+{
+	return p->sess_err;
+}
+
 /* --- reaping -------------------------------------------------------------- */
 
 static void group_collect(sv_proc *p)
@@ -327,6 +398,7 @@ static int pump(supervisor *sv, long long deadline)
 {
 	struct pollfd fds[64];
 	sv_proc *who[64];
+	bool seccomp[64];
 	size_t n = 0;
 	long long now = supervisor_now_ms(), wake;
 	int timeout, rc;
@@ -339,12 +411,23 @@ static int pump(supervisor *sv, long long deadline)
 		return 0;
 	fds[n].fd = chld_pipe[0];
 	fds[n].events = POLLIN;
+	seccomp[n] = false;
 	who[n++] = NULL;
 	for (sv_proc *p = sv->procs; p && n < 64; p = p->next) {
-		if (p->st.end != SV_RUNNING || p->fp_fd < 0 || p->fp_eof)
+		if (p->sess && !p->sess_hup) {
+			/* also after the leader ended: members of its group
+			 * may wait on a call until they are reaped */
+			fds[n].fd = inject_seccomp_session_fd(p->sess);
+			fds[n].events = POLLIN;
+			seccomp[n] = true;
+			who[n++] = p;
+		}
+		if (p->st.end != SV_RUNNING || p->fp_fd < 0 || p->fp_eof ||
+		    n >= 64)
 			continue;
 		fds[n].fd = p->fp_fd;
 		fds[n].events = POLLIN;
+		seccomp[n] = false;
 		who[n++] = p;
 	}
 	wake = next_deadline(sv, deadline);
@@ -368,6 +451,12 @@ static int pump(supervisor *sv, long long deadline)
 	for (size_t i = 1; i < n; i++) {
 		if (!fds[i].revents)
 			continue;
+		if (seccomp[i]) {
+			if (sv__handle_syscall(who[i])) {
+				/* recorded in the process; its call was answered */
+			}
+			continue;
+		}
 		rc = read_channel(who[i], now);
 		if (rc)
 			return rc;
@@ -540,6 +629,8 @@ void sv_proc_free(sv_proc *p)
 	queue_forget(sv, p);
 	if (p->fp_fd >= 0)
 		close(p->fp_fd);
+	inject_seccomp_session_free(p->sess);
+	free(p->sysfaults);
 	for (sv_proc **pp = &sv->procs; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;

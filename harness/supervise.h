@@ -17,6 +17,10 @@
  *     SIGKILL (the watchdog sees EOF on its registration socket).
  *  3. An attempt that outlives its deadline is killed (status timed_out).
  *  4. exec failures are reported to the caller, not as a strange exit.
+ *  5. A process spawned with a seccomp plan (inject_seccomp.h) runs under
+ *     its filter; the listener is answered from the same poll loop, so no
+ *     wait of the supervisor ever blocks on a route stopped at a syscall.
+ *     Processes without a plan get no filter and pay nothing.
  *
  * One supervisor per process (it owns the SIGCHLD handler, which only writes
  * to a self-pipe).  supervisor_new() also makes the calling process a child
@@ -34,6 +38,7 @@
 #include <sys/types.h>
 
 #include "../journal/error.h"
+#include "inject_seccomp.h"
 #include "scenario.h"
 
 typedef struct supervisor supervisor;
@@ -49,6 +54,20 @@ struct sv_spawn {
 	bool failpoints;         /* open the channel as the child's fd 3 and set
 				    FENCECERT_FAILPOINT_FD=3 */
 	long long timeout_ms;    /* kill after this long; 0: no deadline */
+	const struct inject_seccomp_plan *seccomp; /* syscall faults, or NULL;
+				    must outlive the process (sv_proc_free) */
+};
+
+/* A rule of the process's seccomp plan that acted (failed a call or killed
+ * the process), as recorded by the supervisor. */
+struct sv_sysfault {
+	int rule;                 /* index in the plan */
+	enum inject_outcome outcome; /* FAILED, KILLED_BEFORE, KILLED_AFTER */
+	char syscall[INJECT_SYSCALL_NAME_MAX];
+	char path[256];           /* truncated */
+	unsigned long occurrence; /* of (syscall, path) */
+	int error;                /* FAILED: the errno answered */
+	long long result;         /* KILLED_AFTER: what the performed call gave */
 };
 
 enum sv_event_kind {
@@ -132,6 +151,16 @@ void sv_proc_set_deadline(sv_proc *p, long long deadline_ms);
 /* A caller's pointer carried with the process. */
 void sv_proc_set_data(sv_proc *p, void *data);
 void *sv_proc_data(const sv_proc *p);
+
+/* The syscall faults that acted in p so far (at most SV_SYSFAULT_LOG kept;
+ * *total counts all), its seccomp session for discovery statistics (NULL
+ * without a plan), and the first error handling a notification ("" if
+ * none).  Valid until sv_proc_free(). */
+#define SV_SYSFAULT_LOG 64
+const struct sv_sysfault *sv_proc_sysfaults(const sv_proc *p, size_t *n,
+					    size_t *total);
+const struct inject_seccomp_session *sv_proc_seccomp(const sv_proc *p);
+const char *sv_proc_seccomp_error(const sv_proc *p);
 
 /* Kill (if running), reap, forget.  NULL is a no-op. */
 void sv_proc_free(sv_proc *p);

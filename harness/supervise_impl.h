@@ -28,7 +28,15 @@ struct sv_proc {
 	long long deadline_ms; /* 0: none */
 	struct sv_status st;
 	void *data;
+	struct inject_seccomp_session *sess; /* NULL without a plan */
+	bool sess_hup;         /* no process left under the filter */
+	struct sv_sysfault *sysfaults; /* up to SV_SYSFAULT_LOG */
+	size_t nsysfaults, sysfaults_total;
+	char sess_err[200];
 };
+
+/* Answer one pending notification of p (supervise.c). */
+int sv__handle_syscall(sv_proc *p);
 
 struct supervisor {
 	struct sv_proc *procs;

@@ -17,9 +17,17 @@
  *     as posix_spawn does; fork under the sanitizers): it writes nothing
  *     but its own stack, and our signals are blocked until it has reset
  *     their dispositions, so no handler of ours ever runs in it.
+ *  6. With a seccomp plan the child is forked instead (the install
+ *     allocates, and we must run to answer it), and loading the filter is
+ *     its last step before exec (after the dup2s, rlimits, PDEATHSIG and
+ *     chdir); the listener fd comes back over a socketpair, and until exec
+ *     is confirmed the parent answers notifications while it waits on the
+ *     exec pipe (the child's write of its errno would itself be
+ *     intercepted).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -112,6 +120,8 @@ struct child_plan {
 	const char *cwd;
 	int in_fd, out_fd, err_fd, fp_fd, report_fd;
 	pid_t parent;
+	const struct inject_seccomp_plan *seccomp;
+	int seccomp_sock;    /* child's end of the listener socketpair */
 };
 
 static void set_limit(int res, rlim_t v)
@@ -158,6 +168,12 @@ static void child_exec(const struct child_plan *cp)
 #endif
 	if (cp->cwd && chdir(cp->cwd) < 0)
 		goto fail;
+	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
+							cp->seccomp_sock) < 0) {
+		if (!errno)
+			errno = EPERM;
+		goto fail;
+	}
 	execvpe(cp->argv[0], cp->argv, cp->envp);
 fail:
 	e = errno;
@@ -182,15 +198,28 @@ static int child_main(void *cp)
  * thousands of attempts, so the child borrows our memory instead until its
  * exec (invariant 5).  Sanitized builds fork.
  */
+#ifndef SANITIZED_BUILD
+static pid_t start_shared(const struct child_plan *cp);
+#endif
+
 static pid_t start_child(const struct child_plan *cp)
 {
-#ifdef SANITIZED_BUILD
-	pid_t pid = fork();
+#ifndef SANITIZED_BUILD
+	if (!cp->seccomp)
+		return start_shared(cp);
+#endif
+	{
+		pid_t pid = fork(); /* invariant 6 */
 
-	if (pid == 0)
-		child_exec(cp);
-	return pid;
-#else
+		if (pid == 0)
+			child_exec(cp);
+		return pid;
+	}
+}
+
+#ifndef SANITIZED_BUILD
+static pid_t start_shared(const struct child_plan *cp)
+{
 	char *stack = malloc(CHILD_STACK_SIZE);
 	sigset_t all, old;
 	pid_t pid;
@@ -204,8 +233,8 @@ static pid_t start_child(const struct child_plan *cp)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(stack);
 	return pid;
-#endif
 }
+#endif
 
 static void close_fds(int *fds, size_t n)
 {
@@ -214,16 +243,68 @@ static void close_fds(int *fds, size_t n)
 			close(fds[i]);
 }
 
+/* Read the child's exec report (an errno, or EOF once exec worked).  With
+ * a session, notifications are answered meanwhile (invariant 5). */
+static ssize_t read_exec_report(sv_proc *p, int fd, int *child_errno)
+{
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN } };
+		nfds_t n = 1;
+		ssize_t r;
+
+		if (p->sess && !p->sess_hup) {
+			pf[1].fd = inject_seccomp_session_fd(p->sess);
+			pf[1].events = POLLIN;
+			n = 2;
+		}
+		if (poll(pf, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 2 && pf[1].revents && sv__handle_syscall(p) < 0)
+			continue; /* recorded; the call was answered */
+		if (!pf[0].revents)
+			continue;
+		while ((r = read(fd, child_errno, sizeof(*child_errno))) < 0 &&
+		       errno == EINTR)
+			;
+		return r;
+	}
+}
+
+/* Receive the child's listener and make the session; on failure the
+ * child is left to fail (it _exits before exec). */
+static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
+			  char *err, size_t errlen)
+{
+	int nfd;
+
+	if (inject_seccomp_recv_fd(sock, 10000, &nfd) < 0) {
+		snprintf(err, errlen, "cannot run '%s': the seccomp filter "
+			 "was not installed", req->argv[0]);
+		return FC_IO;
+	}
+	if (inject_seccomp_session_new(req->seccomp, nfd, p->pid, &p->sess) < 0) {
+		close(nfd);
+		snprintf(err, errlen, "cannot run '%s': out of memory for the "
+			 "seccomp session", req->argv[0]);
+		return FC_NOMEM;
+	}
+	return 0;
+}
+
 int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 		     sv_proc **out, char *err, size_t errlen)
 {
-	/* in, out, err, fp parent, fp child, report read, report write */
-	int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+	/* in, out, err, fp parent, fp child, report read, report write,
+	 * seccomp parent, seccomp child */
+	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	char fpvar[48];
 	struct child_plan cp;
 	sv_proc *p;
 	pid_t pid;
-	int child_errno = 0;
+	int child_errno = 0, attach_rc = 0;
 	ssize_t r;
 
 	*out = NULL;
@@ -272,10 +353,25 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 		fds[5] = fd_high(rp[0]);
 		fds[6] = fd_high(rp[1]);
 	}
+	if (req->seccomp) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+			snprintf(err, errlen, "cannot create seccomp channel: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		fds[7] = fd_high(sp[0]);
+		fds[8] = fd_high(sp[1]);
+		if (fds[7] < 0 || fds[8] < 0) {
+			snprintf(err, errlen, "cannot set up seccomp channel");
+			goto fail;
+		}
+	}
 	cp = (struct child_plan){
 		.argv = req->argv, .cwd = req->cwd,
 		.in_fd = fds[0], .out_fd = fds[1], .err_fd = fds[2],
 		.fp_fd = fds[4], .report_fd = fds[6], .parent = getpid(),
+		.seccomp = req->seccomp, .seccomp_sock = fds[8],
 	};
 	cp.envp = build_env(req->env, req->failpoints ? fpvar : NULL);
 	if (!cp.envp) {
@@ -298,16 +394,20 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 	p->st.start_ms = supervisor_now_ms();
 	close(fds[6]);
 	fds[6] = -1;
-	while ((r = read(fds[5], &child_errno, sizeof(child_errno))) < 0 &&
-	       errno == EINTR)
-		;
-	if (r > 0) {
+	if (req->seccomp) {
+		close(fds[8]);
+		fds[8] = -1;
+		attach_rc = attach_seccomp(p, req, fds[7], err, errlen);
+	}
+	r = read_exec_report(p, fds[5], &child_errno);
+	if (r > 0 || attach_rc) {
+		kill(-pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		kill(-pid, SIGKILL);
 		watchdog_unregister(&sv->wd, pid);
-		snprintf(err, errlen, "cannot run '%s': %s", req->argv[0],
-			 strerror(child_errno));
+		if (!attach_rc)
+			snprintf(err, errlen, "cannot run '%s': %s", req->argv[0],
+				 strerror(child_errno));
 		goto fail;
 	}
 	p->fp_fd = fds[3];
@@ -316,13 +416,15 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 		p->fp_eof = true;
 	if (req->timeout_ms > 0)
 		p->deadline_ms = p->st.start_ms + req->timeout_ms;
-	close_fds(fds, 7);
+	close_fds(fds, 9);
 	p->next = sv->procs;
 	sv->procs = p;
 	*out = p;
 	return 0;
 fail:
-	close_fds(fds, 7);
+	close_fds(fds, 9);
+	inject_seccomp_session_free(p->sess);
+	free(p->sysfaults);
 	free(p);
-	return FC_IO;
+	return attach_rc ? attach_rc : FC_IO;
 }

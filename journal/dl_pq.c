@@ -19,13 +19,22 @@
 	  const char *const *values, int expand_dbname), \
 	  (keywords, values, expand_dbname), NULL) \
 	V(PQconninfoFree, (PQconninfoOption *opts), (opts)) \
+	F(int, PQbackendPID, (const PGconn *conn), (conn), 0) \
 	F(PQconninfoOption *, PQconninfoParse, (const char *conninfo, \
 	  char **errmsg), (conninfo, errmsg), NULL) \
 	F(int, PQconsumeInput, (PGconn *conn), (conn), 0) \
 	F(char *, PQerrorMessage, (const PGconn *conn), (conn), \
 	  (char *)"libpq is not loaded") \
+	F(char *, PQescapeLiteral, (PGconn *conn, const char *str, \
+	  size_t length), (conn, str, length), NULL) \
 	F(PGresult *, PQexec, (PGconn *conn, const char *query), \
 	  (conn, query), NULL) \
+	F(PGresult *, PQexecParams, (PGconn *conn, const char *command, \
+	  int nParams, const Oid *paramTypes, \
+	  const char *const *paramValues, const int *paramLengths, \
+	  const int *paramFormats, int resultFormat), (conn, command, \
+	  nParams, paramTypes, paramValues, paramLengths, paramFormats, \
+	  resultFormat), NULL) \
 	F(PGresult *, PQexecPrepared, (PGconn *conn, const char *stmtName, \
 	  int nParams, const char *const *paramValues, \
 	  const int *paramLengths, const int *paramFormats, \
@@ -38,6 +47,8 @@
 	F(int, PQgetlength, (const PGresult *res, int tup, int field), \
 	  (res, tup, field), 0) \
 	F(PGresult *, PQgetResult, (PGconn *conn), (conn), NULL) \
+	F(int, PQgetisnull, (const PGresult *res, int tup, int field), \
+	  (res, tup, field), 1) \
 	F(char *, PQgetvalue, (const PGresult *res, int tup, int field), \
 	  (res, tup, field), NULL) \
 	F(int, PQisBusy, (PGconn *conn), (conn), 0) \

@@ -39,22 +39,22 @@
  * timeout), insufficient resources (53), system errors (58), transaction
  * rollback (40), lock_timeout (55P03), a read-only standby (25006).
  */
-static int pg_code(const char *sqlstate)
+static int pg_code(const struct pg *p, const char *sqlstate)
 {
 	static const char *const transient[] = { "08", "57", "53", "58", "40" };
 
 	if (!sqlstate)
-		return FC_JOURNAL_UNAVAILABLE;
+		return p->unavailable;
 	for (size_t i = 0; i < PG_ARRAY_SIZE(transient); i++)
 		if (strncmp(sqlstate, transient[i], 2) == 0)
-			return FC_JOURNAL_UNAVAILABLE;
+			return p->unavailable;
 	if (strcmp(sqlstate, "55P03") == 0 || strcmp(sqlstate, "25006") == 0)
-		return FC_JOURNAL_UNAVAILABLE;
+		return p->unavailable;
 	/* Data or schema not as we wrote them. */
 	if (strncmp(sqlstate, "22", 2) == 0 || strncmp(sqlstate, "23", 2) == 0 ||
 	    strncmp(sqlstate, "42", 2) == 0)
 		return FC_CORRUPT;
-	return FC_JOURNAL_UNAVAILABLE;
+	return p->unavailable;
 }
 
 /* A libpq message, one line, with the URL's password masked. */
@@ -91,7 +91,7 @@ static int pg_fail(journal *j, int code, const char *what, const char *msg)
 	char clean[384];
 
 	pg_scrub(p, msg, clean, sizeof(clean));
-	return journal__fail(j, code, "cannot %s journal '%s': %s", what,
+	return journal__fail(j, code, "cannot %s %s '%s': %s", what, p->kind,
 			     p->url, clean);
 }
 
@@ -143,10 +143,10 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 			if (left <= 0) {
 				PQclear(keep);
 				pg_drop(p);
-				return journal__fail(j, FC_JOURNAL_UNAVAILABLE,
-						     "cannot %s journal '%s': no "
+				return journal__fail(j, p->unavailable,
+						     "cannot %s %s '%s': no "
 						     "reply within %lld ms", what,
-						     p->url, wait);
+						     p->kind, p->url, wait);
 			}
 			n = poll(&pfd, 1, (int)left);
 			if ((n < 0 && errno != EINTR) ||
@@ -167,7 +167,7 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 		}
 	}
 	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
-		int rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, what,
+		int rc = pg_fail(j, p->unavailable, what,
 				 PQerrorMessage(p->conn));
 
 		PQclear(keep);
@@ -209,7 +209,7 @@ static int pg_check(journal *j, PGresult *res, ExecStatusType want,
 	st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	lost = !st || strncmp(st, "08", 2) == 0 ||
 	       strncmp(st, "57P0", 4) == 0;
-	rc = pg_fail(j, pg_code(st), what, PQresultErrorMessage(res));
+	rc = pg_fail(j, pg_code(p, st), what, PQresultErrorMessage(res));
 	if (lost && write)
 		pg_outcome_unknown(j);
 	if (lost)
@@ -221,16 +221,24 @@ static int pg_check(journal *j, PGresult *res, ExecStatusType want,
 int journal_pg__exec(journal *j, const char *sql, const char *param,
 		     ExecStatusType want, const char *what, PGresult **out)
 {
+	return journal_pg__exec_n(j, sql, param ? 1 : 0, &param, want, what,
+				  out);
+}
+
+int journal_pg__exec_n(journal *j, const char *sql, int n,
+		       const char *const *params, ExecStatusType want,
+		       const char *what, PGresult **out)
+{
 	struct pg *p = j->impl;
 	PGresult *res;
 	int rc;
 
 	if (out)
 		*out = NULL;
-	if (!(param ? PQsendQueryParams(p->conn, sql, 1, NULL, &param, NULL,
-					NULL, 0) :
-		      PQsendQuery(p->conn, sql))) {
-		rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, what,
+	if (!(n ? PQsendQueryParams(p->conn, sql, n, NULL, params, NULL,
+				    NULL, 0) :
+		  PQsendQuery(p->conn, sql))) {
+		rc = pg_fail(j, p->unavailable, what,
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
@@ -279,9 +287,9 @@ static int pg_connect(journal *j)
 	p->conn = PQconnectdbParams(keys, vals, 1);
 	if (!p->conn)
 		return journal__fail(j, FC_NOMEM, "out of memory connecting to "
-				     "journal '%s'", p->url);
+				     "%s '%s'", p->kind, p->url);
 	if (PQstatus(p->conn) != CONNECTION_OK) {
-		rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, "connect to",
+		rc = pg_fail(j, p->unavailable, "connect to",
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
@@ -325,7 +333,7 @@ int journal_pg__run(journal *j, const struct pg_stmt *s, unsigned id, int n,
 	*out = NULL;
 	if (!(p->prepared & (1u << id))) {
 		if (!PQsendPrepare(p->conn, s->name, s->sql, 0, NULL)) {
-			rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, what,
+			rc = pg_fail(j, p->unavailable, what,
 				     PQerrorMessage(p->conn));
 			pg_drop(p);
 			return rc;
@@ -340,7 +348,7 @@ int journal_pg__run(journal *j, const struct pg_stmt *s, unsigned id, int n,
 		p->prepared |= 1u << id;
 	}
 	if (!PQsendQueryPrepared(p->conn, s->name, n, params, NULL, NULL, 0)) {
-		rc = pg_fail(j, FC_JOURNAL_UNAVAILABLE, what,
+		rc = pg_fail(j, p->unavailable, what,
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
@@ -390,9 +398,10 @@ static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
 			     (v[i] >= '0' && v[i] <= '9');
 		if (!ok)
 			return journal__fail(j, FC_USAGE, "invalid schema "
-					     "'%.*s' in journal url '%s' "
+					     "'%.*s' in %s url '%s' "
 					     "(expected [a-z_][a-z0-9_]*, at "
-					     "most 63 bytes)", (int)n, v, p->url);
+					     "most 63 bytes)", (int)n, v, p->kind,
+					     p->url);
 		memcpy(p->schema, v, n);
 		p->schema[n] = '\0';
 		return 0;
@@ -401,7 +410,7 @@ static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
 	t = strtol(v, &end, 10);
 	if (errno || end != v + n || t < 1 || t > INT_MAX / 2)
 		return journal__fail(j, FC_USAGE, "invalid timeout_ms '%.*s' in "
-				     "journal url '%s'", (int)n, v, p->url);
+				     "%s url '%s'", (int)n, v, p->kind, p->url);
 	p->timeout_ms = (int)t;
 	return 0;
 }
@@ -419,7 +428,7 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	/* Zeroed: it stays a string should a parameter below be refused. */
 	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
 		return journal__fail(j, FC_NOMEM, "out of memory opening "
-				     "journal '%s'", p->url);
+				     "%s '%s'", p->kind, p->url);
 	memcpy(p->conninfo, url, used);
 	for (item = q ? q + 1 : ""; *item; ) {
 		size_t len = strcspn(item, "&");
@@ -440,8 +449,8 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	if (!(opts = PQconninfoParse(p->conninfo, &err))) {
 		/* libpq may quote the part it disliked: say nothing more
 		 * when that part could hold a password. */
-		rc = journal__fail(j, err ? FC_USAGE : FC_NOMEM, "invalid journal "
-				   "url '%s'%s%s", p->url,
+		rc = journal__fail(j, err ? FC_USAGE : FC_NOMEM, "invalid %s "
+				   "url '%s'%s%s", p->kind, p->url,
 				   strcmp(p->url, url) ? "" : ": ",
 				   strcmp(p->url, url) || !err ? "" : err);
 		if (err)
@@ -456,7 +465,7 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 		if (strcmp(o->keyword, "password") == 0 && o->val && *o->val &&
 		    !(p->password = strdup(o->val)))
 			rc = journal__fail(j, FC_NOMEM, "out of memory opening "
-					   "journal '%s'", p->url);
+					   "%s '%s'", p->kind, p->url);
 	PQconninfoFree(opts);
 	return rc;
 }
@@ -478,25 +487,33 @@ void journal_pg__close(void *impl)
 	free(p);
 }
 
-int journal_pg__open(journal *j, const char *url)
+int journal_pg__open_as(journal *j, const char *url, const char *kind,
+			int unavailable, int connect)
 {
 	struct pg *p = calloc(1, sizeof(*p));
 	int rc;
 
 	if (!p)
 		return journal__fail(j, FC_NOMEM, "out of memory opening a "
-				     "journal");
+				     "%s", kind);
+	p->kind = kind;
+	p->unavailable = unavailable;
 	journal_redact_url(url, p->url, sizeof(p->url));
 	j->impl = p;
 	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
 		journal_pg__close(p);
 		j->impl = NULL;
-		return rc;
+		return rc == FC_JOURNAL_UNAVAILABLE ? unavailable : rc;
 	}
-	/* Connect now: a wrong URL or a dead server shows at open. */
-	if ((rc = pg_parse_url(j, p, url)) || (rc = pg_connect(j))) {
+	if ((rc = pg_parse_url(j, p, url)) || (connect && (rc = pg_connect(j)))) {
 		journal_pg__close(p);
 		j->impl = NULL;
 	}
 	return rc;
+}
+
+int journal_pg__open(journal *j, const char *url)
+{
+	/* Connect now: a wrong URL or a dead server shows at open. */
+	return journal_pg__open_as(j, url, "journal", FC_JOURNAL_UNAVAILABLE, 1);
 }

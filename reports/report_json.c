@@ -123,6 +123,16 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 					   (json_int_t)a->deltas[d].before, "after",
 					   (json_int_t)a->deltas[d].after));
 	set(&b, o, "row_deltas", deltas);
+	if (a->nsyscalls) {
+		json_t *sys = json_array();
+		for (size_t k = 0; k < a->nsyscalls; k++)
+			push(&b, sys, json_pack("{s:s, s:s, s:I}", "syscall",
+						a->syscalls[k].syscall, "path",
+						a->syscalls[k].path, "count",
+						(json_int_t)a->syscalls[k].count));
+		set(&b, o, "syscalls", sys);
+	}
+	set(&b, o, "journal_failed", json_boolean(a->journal_failed));
 	set(&b, o, "stderr", json_string(a->stderr_path ? a->stderr_path : ""));
 	return done(&b, o);
 }

@@ -25,6 +25,13 @@
  *                     a second; a kill between the two leaves rows without
  *                     a fence, the retry's probe says absent and re-applies.
  *                     (SQLite targets only.)
+ *   pg-fence-row-only the certified route on a postgresql:// target whose
+ *                     probe reads only the fence row and ignores the
+ *                     transaction status (probe=fence-row-only): while an
+ *                     earlier apply's COMMIT is still in flight it answers
+ *                     ABSENT, so the attempt records FAILED_PRE_COMMIT
+ *                     (or re-applies) although the transaction commits
+ *                     later.  hold_commit in front of the server shows it.
  *
  * Each keeps the certified route's exit codes, failpoint names and
  * return.json, so only the hole differs.
@@ -642,6 +649,34 @@ static int run_split_fence(const struct route_config *c)
 	return runtime_run_with(c, &split_target);
 }
 
+/* ---- pg-fence-row-only ------------------------------------------------ */
+
+static int run_pg_fence_row_only(const struct route_config *c)
+{
+	struct runtime_target t = runtime_fence_port;
+	struct route_config copy = *c;
+	const char *url = c->target_url;
+	char *with;
+	int status;
+
+	if (!url || (strncmp(url, "postgresql:", 11) != 0 &&
+		     strncmp(url, "postgres:", 9) != 0)) {
+		fprintf(stderr, "fencecert: USAGE: variant pg-fence-row-only needs "
+			"a postgresql:// target\n");
+		return ROUTE_EXIT_USAGE;
+	}
+	if (asprintf(&with, "%s%sprobe=fence-row-only", url,
+		     strchr(url, '?') ? "&" : "?") < 0) {
+		fprintf(stderr, "fencecert: out of memory\n");
+		return ROUTE_EXIT_RETRY;
+	}
+	t.variant = "pg-fence-row-only";
+	copy.target_url = with;
+	status = runtime_run_with(&copy, &t);
+	free(with);
+	return status;
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 static const struct variant {
@@ -654,6 +689,7 @@ static const struct variant {
 	{ "checkpoint-guard", false, run_checkpoint_guard },
 	{ "journal-no-fence", true, run_journal_no_fence },
 	{ "split-fence", true, run_split_fence },
+	{ "pg-fence-row-only", true, run_pg_fence_row_only },
 	{ NULL, false, NULL },
 };
 

@@ -14,6 +14,8 @@
  *                     proves an apply, so a retry re-applies
  *   split-fence       the journal protocol, but rows and fence record are
  *                     two transactions
+ *   pg-fence-row-only the certified route on PostgreSQL with a probe that
+ *                     ignores the transaction status
  */
 #ifndef FENCECERT_CONTROLS_H
 #define FENCECERT_CONTROLS_H

@@ -23,14 +23,15 @@ static const char route_help[] =
 	"Each flag defaults to its environment variable:\n"
 	"\n"
 	"  --journal URL     FENCECERT_JOURNAL      sqlite:PATH, postgresql://..., etcd://...\n"
-	"  --target URL      FENCECERT_TARGET       sqlite:PATH or file:DIR\n"
+	"  --target URL      FENCECERT_TARGET       sqlite:PATH, file:DIR, etcd://...,\n"
+	"                                         postgresql://...[?fence=pg-2pc]\n"
 	"  --workload FILE   FENCECERT_WORKLOAD     the operation (docs/routes.md)\n"
 	"  --try N           FENCECERT_TRY_NUMBER   1, 2, ... (default 1)\n"
 	"  --run-dir DIR     FENCECERT_RUN_DIR      local scratch (checkpoint.json)\n"
 	"  --xcom-dir DIR    FENCECERT_XCOM_DIR     evidence (return.json)\n"
 	"  --variant NAME    run a control route that certification must reject:\n"
 	"                    naive, xcom-guard, checkpoint-guard, journal-no-fence,\n"
-	"                    split-fence (docs/controls.md)\n"
+	"                    split-fence, pg-fence-row-only (docs/controls.md)\n"
 	"  --help            show this help\n"
 	"\n"
 	"Also read: FENCECERT_FAILPOINT_FD (failpoint channel, docs/failpoints.md),\n"
@@ -117,7 +118,8 @@ int cmd_route(int argc, char **argv)
 		return cli_usage("route", "unexpected argument '%s'", argv[optind]);
 	if (variant && !controls_known(variant))
 		return cli_usage("route", "unknown variant '%s' (naive, xcom-guard, "
-				 "checkpoint-guard, journal-no-fence, split-fence)",
+				 "checkpoint-guard, journal-no-fence, split-fence, "
+				 "pg-fence-row-only)",
 				 variant);
 	if (!c.target_url || !c.workload_path ||
 	    (!c.journal_url && !(variant && !controls_need_journal(variant))))

@@ -436,7 +436,7 @@ static int port_probe(void *t, const char *op, struct fence_probe *out)
 	return fence_probe(t, op, out);
 }
 
-static const struct runtime_target fence_port = {
+const struct runtime_target runtime_fence_port = {
 	.open = port_open,
 	.close = port_close,
 	.name = port_name,
@@ -448,5 +448,5 @@ static const struct runtime_target fence_port = {
 
 int runtime_run(const struct route_config *c)
 {
-	return runtime_run_with(c, &fence_port);
+	return runtime_run_with(c, &runtime_fence_port);
 }

@@ -71,6 +71,10 @@ struct runtime_target {
 	int (*probe)(void *t, const char *op, struct fence_probe *out);
 };
 
+/* The certified way: the fence port (controls reuse it with another
+ * variant label and target URL). */
+extern const struct runtime_target runtime_fence_port;
+
 /* runtime_run() with another way to the target (controls only). */
 int runtime_run_with(const struct route_config *c,
 		     const struct runtime_target *target);

@@ -596,6 +596,19 @@ int rs_check_rows(const struct rs_op *op, int each)
 	return rc;
 }
 
+int rs_check_complete(const struct rs_op *op, const struct rs_attempt *a)
+{
+	if (a->status != 0) {
+		rs_log(op, a->try_number);
+		return fail("try %d exited %d", a->try_number, a->status);
+	}
+	if (rs_check_rows(op, 1))
+		return -1;
+	if (rs_journal_state(op) != FC_COMPLETE)
+		return fail("journal is not COMPLETE");
+	return rs_check_history(op);
+}
+
 long long rs_total_rows(const struct rs_op *op)
 {
 	struct row_tally t;

@@ -140,6 +140,11 @@ int rs_ids(const struct rs_op *op, char *opid, char *intent);
 int rs_return_field(const struct rs_op *op, int try_number, const char *key,
 		    char *out, size_t len);
 
+/* The attempt exited 0, every source row is in the target once, and the
+ * journal is COMPLETE with a legal history (the log is printed when the
+ * attempt failed). */
+int rs_check_complete(const struct rs_op *op, const struct rs_attempt *a);
+
 /* Print an attempt's log to stderr. */
 void rs_log(const struct rs_op *op, int try_number);
 

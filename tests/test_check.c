@@ -195,6 +195,28 @@ static void add_fault(struct rec_schedule *r, enum fault_action act,
 
 static void nothing(struct rec_schedule *r) { (void)r; }
 
+/* Try 1's journal failed a write (a syscall fault) and try 1 is credited
+ * with the rows. */
+static void dead_journal(struct rec_schedule *r)
+{
+	struct rec_delta *d = RECORD_PUSH(r->attempts[0].deltas,
+					  r->attempts[0].ndeltas);
+
+	assert_non_null(d);
+	d->row_key = xstrdup("o1-r1");
+	d->before = 0;
+	d->after = 1;
+	r->attempts[0].journal_failed = true;
+}
+
+/* ... and its COMMITTING is not the journal's before it died: the
+ * COMMITTING row comes from after the try ended. */
+static void dead_journal_mutates(struct rec_schedule *r)
+{
+	dead_journal(r);
+	r->ops[0].history[2].at = r->attempts[0].end_wall_ms + 50;
+}
+
 static void duplicate(struct rec_schedule *r)
 {
 	r->obs[0].rows[1].count = 2;
@@ -490,6 +512,10 @@ static const struct check_case cases[] = {
 	{ "fault never fired (strict)", unfired, true, 0, OUTCOME_UNVERIFIED, 0 },
 	{ "fault never fired (random)", unfired, false, 0, OUTCOME_CONVERGED, 0 },
 	{ "observer failed", observer_failed, true, 0, OUTCOME_UNVERIFIED, 0 },
+	{ "dead journal after COMMITTING", dead_journal, true, 0,
+	  OUTCOME_CONVERGED, 0 },
+	{ "dead journal, rows anyway", dead_journal_mutates, true,
+	  INV_DEAD_JOURNAL, OUTCOME_CONVERGED, 0 },
 };
 
 static void test_cases(void **state)
@@ -601,8 +627,9 @@ static void test_names(void **state)
 	(void)state;
 	assert_string_equal(invariant_name(INV_NO_DUPLICATE), "no-duplicate");
 	assert_string_equal(invariant_name(INV_EVIDENCE), "evidence-agrees");
+	assert_string_equal(invariant_name(INV_DEAD_JOURNAL), "dead-journal-no-mutation");
 	assert_null(invariant_name(0));
-	assert_null(invariant_name(9));
+	assert_null(invariant_name(INV_COUNT + 1));
 	for (int i = 0; i < OUTCOME_COUNT; i++) {
 		assert_true(outcome_parse(outcome_name(i), &o));
 		assert_int_equal(o, i);

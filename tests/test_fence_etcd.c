@@ -605,16 +605,16 @@ static void first_member(char *out, size_t len)
  * then the proxy switches to mode.
  */
 static fence *via(struct tcp_fault_proxy *px, const char *prefix,
-		  const char *op, int mode)
+		  const char *op, enum proxy_mode mode)
 {
 	char url[512];
 	fence *f;
 
-	px->mode = PROXY_FORWARD;
+	tcp_fault_proxy_set_mode(px, PROXY_FORWARD);
 	snprintf(url, sizeof(url), "etcd://127.0.0.1:%d/%s", px->port, prefix);
 	f = open_url(url);
 	must(f, fence_prepare(f, op, 1), "prepare through the proxy");
-	px->mode = mode;
+	tcp_fault_proxy_set_mode(px, mode);
 	return f;
 }
 
@@ -650,11 +650,11 @@ static void test_lost_request_or_reply(void **state)
 		cb = batch("lost", op, 50);
 		direct = open_url(url);
 		f = via(&px, prefix, op, cases[i].mode);
-		cut = px.cut;
+		cut = tcp_fault_proxy_cut(&px);
 		out = FENCE_PROVED_ABSENT;
 		assert_int_equal(fence_apply(f, 1, conformance_batch(cb), &out),
 				 cases[i].rc);
-		assert_true(px.cut > cut);
+		assert_true(tcp_fault_proxy_cut(&px) > cut);
 		assert_int_equal(out, cases[i].rc ? FENCE_OUTCOME_UNKNOWN
 						  : FENCE_PROVED_PRESENT);
 		if (cases[i].rc)

@@ -378,9 +378,9 @@ static void test_url_errors(void **state)
 	(void)state;
 	assert_int_equal(fence_open("sqlite:", &f, err, sizeof(err)), FC_USAGE);
 	assert_null(f);
-	assert_int_equal(fence_open("postgresql://localhost/x", &f, err,
-				    sizeof(err)), FC_USAGE);
-	assert_non_null(strstr(err, "not supported yet"));
+	assert_int_equal(fence_open("postgresql://localhost/x?fence=nope", &f,
+				    err, sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "fence=nope"));
 	assert_int_equal(fence_open("ftp://x", &f, err, sizeof(err)), FC_USAGE);
 	assert_int_equal(fence_open("no-scheme", &f, err, sizeof(err)),
 			 FC_USAGE);

@@ -400,17 +400,17 @@ static void proxied(struct tcp_fault_proxy *p, int with_real,
  * the proxy switches to mode.  The next write goes through the fault.
  */
 static journal *via(struct tcp_fault_proxy *p, const char *url,
-		    const char *op, int mode)
+		    const char *op, enum proxy_mode mode)
 {
 	struct journal_entry e;
 	journal *j;
 
-	p->mode = PROXY_FORWARD;
+	tcp_fault_proxy_set_mode(p, PROXY_FORWARD);
 	j = open_url(url);
 	must(j, journal_init(j), "init");
 	if (op)
 		must(j, journal_get(j, op, &e), "get");
-	p->mode = mode;
+	tcp_fault_proxy_set_mode(p, mode);
 	return j;
 }
 
@@ -432,19 +432,19 @@ static void test_lost_answer_is_settled(void **state)
 
 		/* create: read back by history key 1 */
 		j = via(&p, url, NULL, modes[m]);
-		cut = p.cut;
+		cut = tcp_fault_proxy_cut(&p);
 		must(j, journal_create_or_get(j, "op-l", "i", NULL, &e,
 					      &created), "create");
 		assert_int_equal(created, 1);
-		assert_true(p.cut > cut);
+		assert_true(tcp_fault_proxy_cut(&p) > cut);
 		assert_int_equal(history_len(d, "op-l"), 1);
 		journal_close(j);
 
 		/* cas: exactly one step, reported as ours */
 		j = via(&p, url, "op-l", modes[m]);
-		cut = p.cut;
+		cut = tcp_fault_proxy_cut(&p);
 		must(j, cas(j, &e, FC_PREPARED, &e), "cas");
-		assert_true(p.cut > cut);
+		assert_true(tcp_fault_proxy_cut(&p) > cut);
 		assert_int_equal(e.version, 2);
 		must(d, journal_get(d, "op-l", &got), "get");
 		assert_int_equal(got.version, 2);
@@ -454,10 +454,10 @@ static void test_lost_answer_is_settled(void **state)
 
 		/* lease: the epoch rises by exactly one */
 		j = via(&p, url, "op-l", modes[m]);
-		cut = p.cut;
+		cut = tcp_fault_proxy_cut(&p);
 		must(j, journal_acquire_lease(j, "op-l", "w", 60000, &e),
 		     "lease");
-		assert_true(p.cut > cut);
+		assert_true(tcp_fault_proxy_cut(&p) > cut);
 		assert_int_equal(e.lease_epoch, 1);
 		must(d, journal_get(d, "op-l", &got), "get");
 		assert_int_equal(got.lease_epoch, 1);
@@ -518,7 +518,7 @@ static void test_keepalive_and_first(void **state)
 		must(j, journal_get(j, "op-k", &e), "get");
 	must(j, cas(j, &e, FC_PREPARED, &e), "cas");
 	/* schema read + create + 20 gets + cas over one connection */
-	assert_int_equal(p.accepted, 1);
+	assert_int_equal(tcp_fault_proxy_accepted(&p), 1);
 	journal_close(j);
 
 	/* Starting at the second member, nothing goes through the proxy. */
@@ -527,7 +527,7 @@ static void test_keepalive_and_first(void **state)
 	for (int i = 0; i < 5; i++)
 		must(j, journal_get(j, "op-k", &e), "get");
 	must(j, cas(j, &e, FC_COMMITTING, &e), "cas");
-	assert_int_equal(p.accepted, 1);
+	assert_int_equal(tcp_fault_proxy_accepted(&p), 1);
 	journal_close(j);
 	journal_close(d);
 	tcp_fault_proxy_stop(&p);

@@ -32,6 +32,7 @@
 
 #include "journal/journal.h"
 #include "journal_conformance.h"
+#include "pg_server.h"
 
 #define MAX_SCHEMAS 256
 
@@ -52,25 +53,8 @@ static int n_schemas;
 
 /* ---- servers ------------------------------------------------------------ */
 
-/* Run "ci/pg-up|pg-down DIR"; for pg-up, the URL it prints goes to url. */
-static int pg_script(const char *script, const char *dir, char *url,
-		     size_t len)
-{
-	char cmd[256], line[512] = "";
-	FILE *f;
-	int status;
-
-	snprintf(cmd, sizeof(cmd), "ci/%s '%s'", script, dir);
-	if (!(f = popen(cmd, "r")))
-		return -1;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	status = pclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	if (url)
-		snprintf(url, len, "%s", line);
-	return status == 0 && (!url || line[0]) ? 0 : -1;
-}
+/* ci/pg-up, ci/pg-down: pg_server_script() (tests/pg_server.c). */
+#define pg_script pg_server_script
 
 /*
  * A process that outlives us and stops the server in dir once we are gone,

@@ -279,6 +279,67 @@ static void test_defaults(void **state)
 	suite_free(s);
 }
 
+static void test_services(void **state)
+{
+	struct suite *s = load_good("services.yaml");
+	const struct fault *f = s->scenarios[0].faults;
+	char form[SCHEDULE_STR_MAX];
+
+	assert_int_equal(s->nservices, 2);
+	assert_string_equal(s->services[0].name, "etcd");
+	assert_int_equal(s->services[0].kind, SERVICE_ETCD);
+	assert_int_equal(s->services[0].members, 3);
+	assert_int_equal(s->services[1].kind, SERVICE_POSTGRESQL);
+	assert_string_equal(s->services[1].env, "FENCECERT_PG_URL");
+	assert_ptr_equal(suite_service(s, ""), &s->services[0]);
+	assert_ptr_equal(suite_service(s, "pg"), &s->services[1]);
+	assert_null(suite_service(s, "nope"));
+	assert_int_equal(s->scenarios[0].nfaults, 3);
+	assert_int_equal(f[0].action, FAULT_STOP_MEMBER);
+	assert_true(fault_at_failpoint(&f[0]));
+	assert_string_equal(f[0].member, "m2");
+	assert_string_equal(f[0].service, "");
+	assert_string_equal(f[1].service, "etcd");
+	assert_int_equal(f[2].action, FAULT_START_MEMBER);
+	assert_false(fault_at_failpoint(&f[2]));
+	assert_int_equal(f[2].after_attempt, 1);
+	assert_int_equal(schedule_format(f, 3, form, sizeof(form)), 0);
+	assert_string_equal(form, "d:after_lease@1=m2;d:after_lease@1=etcd/m3;u@1=m2");
+	suite_free(s);
+}
+
+static void test_proxies(void **state)
+{
+	struct suite *s = load_good("proxies.yaml");
+	const struct scenario *sc = &s->scenarios[0];
+	const struct fault *f = sc->faults;
+	char form[SCHEDULE_STR_MAX];
+
+	assert_int_equal(s->nproxies, 2);
+	assert_string_equal(s->proxies[0].name, "pgj");
+	assert_string_equal(s->proxies[0].upstream, "{service:pg}");
+	assert_ptr_equal(suite_proxy(s, "raw"), &s->proxies[1]);
+	assert_null(suite_proxy(s, "nope"));
+	assert_string_equal(s->routes[0].journal, "{proxy:pgj}?schema={schedule_id}");
+	assert_non_null(sc->routes);
+	assert_string_equal(sc->routes[0], "r");
+	assert_null(sc->routes[1]);
+	assert_null(s->scenarios[0].routes[1]);
+	assert_int_equal(sc->nfaults, 4);
+	assert_int_equal(f[0].action, FAULT_CUT_AFTER_COMMIT);
+	assert_int_equal(f[0].hit, 2);
+	assert_string_equal(f[0].proxy, "pgj");
+	assert_int_equal(f[1].action, FAULT_HOLD_COMMIT);
+	assert_int_equal(f[1].hit, 1);
+	assert_false(fault_at_failpoint(&f[1]));
+	assert_int_equal(f[2].action, FAULT_REFUSE);
+	assert_true(fault_at_failpoint(&f[2]));
+	assert_int_equal(f[3].delay_ms, 30);
+	assert_int_equal(schedule_format(f, 4, form, sizeof(form)), 0);
+	assert_string_equal(form, "c@1#2=pgj;h@2=pgj;r:after_lease@3#2=pgj;w@4*30/op1=raw");
+	suite_free(s);
+}
+
 static void test_extensions(void **state)
 {
 	struct suite *s = load_good("extensions.yaml");
@@ -359,6 +420,8 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
 	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       strcmp(a->member, b->member) == 0 &&
+	       strcmp(a->service, b->service) == 0 &&
 	       a->decision == b->decision && a->force == b->force &&
 	       a->wrong_target == b->wrong_target;
 }
@@ -367,10 +430,11 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
  * back to the same faults. */
 static void test_loaded_faults_round_trip(void **state)
 {
-	const char *files[] = { "example.yaml", "extensions.yaml" };
+	const char *files[] = { "example.yaml", "extensions.yaml", "services.yaml",
+				"proxies.yaml" };
 	int checked = 0;
 
-	for (size_t f = 0; f < 2; f++) {
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct suite *s = load_good(files[f]);
 
 		for (size_t i = 0; i < s->nscenarios; i++) {
@@ -546,11 +610,26 @@ static void test_mutations_never_crash(void **state)
 
 /* ---- templates and names --------------------------------------------- */
 
+static const char *fake_service(const void *ctx, const char *name)
+{
+	assert_string_equal((const char *)ctx, "ctx");
+	return strcmp(name, "etcd") == 0 ? "127.0.0.1:1,127.0.0.1:3" : NULL;
+}
+
+static struct template_vars test_vars(const char *dir)
+{
+	return (struct template_vars){
+		.dir = dir, .schedule_id = dir ? "fc_0123_r0" : NULL,
+		.service = fake_service, .service_ctx = "ctx",
+	};
+}
+
 static void expand_ok(const char *tmpl, const char *dir, const char *want)
 {
+	struct template_vars v = test_vars(dir);
 	char *out = NULL, err[256];
 
-	if (scenario_expand(tmpl, dir, &out, err, sizeof(err)) != 0)
+	if (scenario_expand(tmpl, &v, &out, err, sizeof(err)) != 0)
 		fail_msg("'%s': %s", tmpl, err);
 	assert_string_equal(out, want);
 	free(out);
@@ -558,9 +637,10 @@ static void expand_ok(const char *tmpl, const char *dir, const char *want)
 
 static void expand_bad(const char *tmpl, const char *dir, const char *want)
 {
+	struct template_vars v = test_vars(dir);
 	char *out = (char *)&out, err[256];
 
-	assert_int_equal(scenario_expand(tmpl, dir, &out, err, sizeof(err)), FC_USAGE);
+	assert_int_equal(scenario_expand(tmpl, &v, &out, err, sizeof(err)), FC_USAGE);
 	assert_null(out);
 	if (!strstr(err, want))
 		fail_msg("'%s': want '%s', got '%s'", tmpl, want, err);
@@ -585,6 +665,13 @@ static void test_expand(void **state)
 	expand_bad("{env:FC_TEST_UNSET}", "d",
 		   "environment variable 'FC_TEST_UNSET' is not set");
 	expand_bad("{dir}", NULL, "placeholder '{dir}' has no value here");
+	expand_ok("etcd://{service:etcd}/{schedule_id}/j", "d",
+		  "etcd://127.0.0.1:1,127.0.0.1:3/fc_0123_r0/j");
+	expand_bad("{schedule_id}", NULL,
+		   "placeholder '{schedule_id}' has no value here");
+	expand_bad("{service:pg}", "d", "service 'pg' is not running");
+	expand_bad("{service:}", "d", "unknown placeholder '{service:}'");
+	expand_bad("{service:-x}", "d", "unknown placeholder '{service:-x}'");
 }
 
 static void test_names(void **state)
@@ -631,6 +718,8 @@ int main(void)
 		cmocka_unit_test(test_example_model),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_extensions),
+		cmocka_unit_test(test_services),
+		cmocka_unit_test(test_proxies),
 		cmocka_unit_test(test_loaded_faults_round_trip),
 		cmocka_unit_test(test_alias_expansion_budget),
 		cmocka_unit_test(test_node_limit),

@@ -25,8 +25,19 @@ static bool fault_equal(const struct fault *a, const struct fault *b)
 	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
 	       a->operation == b->operation && a->resume == b->resume &&
 	       strcmp(a->resume_at, b->resume_at) == 0 &&
+	       strcmp(a->member, b->member) == 0 &&
+	       strcmp(a->service, b->service) == 0 &&
+	       strcmp(a->rule, b->rule) == 0 &&
 	       a->decision == b->decision && a->force == b->force &&
-	       a->wrong_target == b->wrong_target;
+	       a->wrong_target == b->wrong_target &&
+	       strcmp(a->proxy, b->proxy) == 0 && a->delay_ms == b->delay_ms;
+}
+
+static struct fault member(struct fault f, const char *service, const char *m)
+{
+	snprintf(f.service, sizeof(f.service), "%s", service);
+	snprintf(f.member, sizeof(f.member), "%s", m);
+	return f;
 }
 
 static struct fault at_fp(enum fault_action a, const char *fp, int attempt,
@@ -52,6 +63,20 @@ static struct fault operator(enum operator_decision d, int after, int op,
 			       .wrong_target = wrong_target };
 }
 
+/* A proxy fault during try `attempt` (hit for cut/hold, ms for delay). */
+static struct fault proxied(struct fault f, const char *proxy, int ms)
+{
+	snprintf(f.proxy, sizeof(f.proxy), "%s", proxy);
+	f.delay_ms = ms;
+	return f;
+}
+
+static struct fault during(enum fault_action a, int attempt, int hit, int op)
+{
+	return (struct fault){ .action = a, .attempt = attempt, .hit = hit,
+			       .operation = op };
+}
+
 /* Known faults and their one canonical string. */
 static void test_known_strings(void **state)
 {
@@ -69,13 +94,32 @@ static void test_known_strings(void **state)
 		{ between(FAULT_CHANGE_SOURCE, 1, 1), "s@1/op1" },
 		{ resume_at, "p:after_prepared@1>after_reconcile_probe" },
 		{ never, "p:a@1>never" },
-		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "r:committed@2" },
+		{ member(at_fp(FAULT_STOP_MEMBER, "after_lease", 1, 1, 0), "", "m2"),
+		  "d:after_lease@1=m2" },
+		{ member(between(FAULT_START_MEMBER, 2, 1), "etcd-1", "m3"),
+		  "u@2/op1=etcd-1/m3" },
+		{ member(at_fp(FAULT_START_MEMBER, "x", 3, 2, 0), "e.x", "m1"),
+		  "u:x@3#2=e.x/m1" },
+		{ operator(DECIDE_MARK_COMMITTED, 2, 0, false, false), "o:committed@2" },
+		{ { .action = FAULT_SYSCALL, .attempt = 1,
+		    .rule = "fdatasync#2:kill_after@{dir}/journal.db*" },
+		  "y@1=fdatasync#2:kill_after@{dir}/journal.db*" },
+		{ { .action = FAULT_SYSCALL, .attempt = 2, .operation = 1,
+		    .rule = "write:errno:EIO@/x:y#z@w" },
+		  "y@2/op1=write:errno:EIO@/x:y#z@w" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 3, 1, true, false),
-		  "r:failed_pre_commit@3/op1+force" },
+		  "o:failed_pre_commit@3/op1+force" },
 		{ operator(DECIDE_MARK_FAILED_PRE_COMMIT, 2, 0, true, true),
-		  "r:failed_pre_commit@2+force+wrong_target" },
+		  "o:failed_pre_commit@2+force+wrong_target" },
 		{ operator(DECIDE_MARK_COMMITTED, 1, 2, false, true),
-		  "r:committed@1/op2+wrong_target" },
+		  "o:committed@1/op2+wrong_target" },
+		{ proxied(during(FAULT_CUT_AFTER_COMMIT, 1, 1, 0), "pg", 0), "c@1=pg" },
+		{ proxied(during(FAULT_CUT_AFTER_COMMIT, 2, 3, 1), "pg-t", 0), "c@2#3/op1=pg-t" },
+		{ proxied(during(FAULT_HOLD_COMMIT, 1, 2, 0), "pg", 0), "h@1#2=pg" },
+		{ proxied(during(FAULT_REFUSE, 2, 0, 0), "pgj", 0), "r@2=pgj" },
+		{ proxied(at_fp(FAULT_REFUSE, "after_claim", 2, 1, 0), "pgj", 0),
+		  "r:after_claim@2=pgj" },
+		{ proxied(during(FAULT_DELAY, 1, 0, 2), "p.x", 50), "w@1*50/op2=p.x" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -120,7 +164,11 @@ static void test_accepted_forms(void **state)
 		{ "lose_xcom@1;lose_pod@1;change_source@2/op3", "x@1;l@1;s@2/op3" },
 		{ "p:a@1>next2", "p:a@1>next2" },
 		{ "k:A_1@3#1000000/op1000000", "k:A_1@3#1000000/op1000000" },
-		{ "recover:committed@2;x@2", "r:committed@2;x@2" },
+		{ "stop_member:after_lease@1#1=m2;start_member@1=e/m2",
+		  "d:after_lease@1=m2;u@1=e/m2" },
+		{ "recover:committed@2;x@2", "o:committed@2;x@2" },
+		{ "cut_after_commit@1#1=pg;hold_commit@2=pg;refuse@3=j;delay@1*7=j",
+		  "c@1=pg;h@2=pg;r@3=j;w@1*7=j" },
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -165,10 +213,33 @@ static struct fault random_fault(uint64_t *rng)
 	static const int numbers[] = { 1, 2, 3, 9, 10, 21, 999, 1000000 };
 	struct fault f = { .action = (enum fault_action)(next(rng) % FAULT_ACTION_COUNT) };
 
+	bool member_at = false;
+
 	if (next(rng) % 2)
 		f.operation = numbers[next(rng) % 8];
+	if (fault_is_member_action(f.action)) {
+		static const char *const services[] = { "", "etcd", "e.t-c_d", "9" };
+		snprintf(f.service, sizeof(f.service), "%s", services[next(rng) % 4]);
+		snprintf(f.member, sizeof(f.member), "m%d", (int)(next(rng) % 3) + 1);
+		member_at = next(rng) % 2;
+	}
+	if (fault_is_proxy_action(f.action)) {
+		static const char *const proxies[] = { "pg", "p.g-1_x", "9" };
+
+		snprintf(f.proxy, sizeof(f.proxy), "%s", proxies[next(rng) % 3]);
+		member_at = f.action == FAULT_REFUSE && next(rng) % 2;
+		if (!member_at) {
+			f.attempt = numbers[next(rng) % 8];
+			if (f.action == FAULT_CUT_AFTER_COMMIT ||
+			    f.action == FAULT_HOLD_COMMIT)
+				f.hit = numbers[next(rng) % 8];
+			if (f.action == FAULT_DELAY)
+				f.delay_ms = numbers[next(rng) % 8];
+			return f;
+		}
+	}
 	if (f.action == FAULT_KILL || f.action == FAULT_PAUSE ||
-	    f.action == FAULT_FAIL) {
+	    f.action == FAULT_FAIL || member_at) {
 		random_name(rng, f.failpoint, FAILPOINT_NAME_MAX - 1);
 		f.attempt = numbers[next(rng) % 8];
 		f.hit = next(rng) % 2 ? 1 : numbers[next(rng) % 8];
@@ -177,6 +248,14 @@ static struct fault random_fault(uint64_t *rng)
 			if (f.resume == RESUME_AT_NEXT_FAILPOINT)
 				random_name(rng, f.resume_at, 12);
 		}
+	} else if (f.action == FAULT_SYSCALL) {
+		static const char *const rules[] = {
+			"fsync#2:kill_before@{dir}/journal.db*",
+			"fdatasync:errno:EIO", "write#1000000:kill_after@/a:b#c@d",
+			"pwrite64#3:errno:ENOSPC@{dir}/t/*",
+		};
+		f.attempt = numbers[next(rng) % 8];
+		strcpy(f.rule, rules[next(rng) % 4]);
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
 	}
@@ -253,12 +332,34 @@ static void test_bad_strings(void **state)
 		{ "p:a@1>", "ends at position 7, expected a failpoint name" },
 		{ "k:a@1#2#3", "unexpected '#' at position 8" },
 		{ "k:a@99999999999999999999", "position 5, expected a number up to" },
-		{ "r@2", "unexpected '@' at position 2, expected ':' and an operator decision" },
-		{ "r:commit@2", "position 3, expected an operator decision (committed, failed_pre_commit)" },
-		{ "r:committed", "ends at position 12, expected '@'" },
-		{ "r:committed@2+wrong_target+force",
+		{ "y@1", "ends at position 4, expected '/op' or '='" },
+		{ "y:fsync@1", "unexpected ':' at position 2, expected '@'" },
+		{ "y@1=", "at position 5: " },
+		{ "y@1=fsync:boom", "at position 5: unknown action 'boom'" },
+		{ "y@1=nosuch:kill_before", "at position 5: " },
+		{ "y@1=ftruncate:kill_after", "kill_after is not supported" },
+		{ "y@1=fsync:kill_before@{nope}", "unknown placeholder '{nope}'" },
+		{ "d:a@1", "ends at position 6, expected '=' and a member" },
+		{ "d@1", "ends at position 4, expected '=' and a member" },
+		{ "u@1=", "ends at position 5, expected a member name" },
+		{ "u@1=e/", "ends at position 7, expected a member name" },
+		{ "u@1=m2x y", "unexpected ' ' at position 8, expected ';' or the end" },
+		{ "u@1=-m", "unexpected '-' at position 5, expected a member name" },
+		{ "k:a@1=m2", "unexpected '=' at position 6" },
+		{ "c@1", "ends at position 4, expected '=' and a proxy" },
+		{ "c:a@1=pg", "unexpected ':' at position 2, expected '@' and an attempt" },
+		{ "w@1=pg", "unexpected '=' at position 4, expected '*' and a delay" },
+		{ "w@1*0=pg", "position 5, expected a number from 1" },
+		{ "r@1#2=pg", "unexpected '#' at position 4, expected '=' and a proxy" },
+		{ "h@1=", "ends at position 5, expected a member name" },
+		{ "u@1=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "position 5, expected a member name of at most 31" },
+		{ "o@2", "unexpected '@' at position 2, expected ':' and an operator decision" },
+		{ "o:commit@2", "position 3, expected an operator decision (committed, failed_pre_commit)" },
+		{ "o:committed", "ends at position 12, expected '@'" },
+		{ "o:committed@2+wrong_target+force",
 		  "unexpected '+' at position 27, expected '/op', '+force', '+wrong_target', ';' or the end" },
-		{ "r:committed@2#1", "unexpected '#' at position 14" },
+		{ "o:committed@2#1", "unexpected '#' at position 14" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -300,6 +401,10 @@ static void test_format_refuses(void **state)
 		at_fp(FAULT_KILL, "a", 1, 1, -1),
 		between(FAULT_LOSE_XCOM, 0, 0),
 		at_fp(FAULT_ACTION_COUNT, "a", 1, 1, 0),
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "fsync:kill_before@a;b" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "ftruncate:kill_after" },
+		{ .action = FAULT_SYSCALL, .attempt = 0, .rule = "fsync:kill_before" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "" },
 	};
 	struct fault pause = at_fp(FAULT_PAUSE, "a", 1, 1, 0);
 	struct fault many[200];

@@ -342,6 +342,126 @@ static void test_exec_failure(void **state)
 	supervisor_free(sv);
 }
 
+/* --- syscall faults (seccomp plan) ---------------------------------------- */
+
+/* Run `dd ... conv=fsync` twice into DIR/f under a plan with `rule`, to its
+ * end; returns the process (still owned by sv). */
+static sv_proc *run_under_plan(supervisor *sv, struct inject_seccomp_plan **plan,
+			       const char *dir, const char *rule)
+{
+	char script[600], glob[600], err[256];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", script, NULL };
+	struct sv_event ev;
+	sv_proc *p = NULL;
+
+	snprintf(script, sizeof(script),
+		 "dd if=/dev/zero of=%s/f bs=1 count=1 conv=fsync 2>/dev/null && "
+		 "dd if=/dev/zero of=%s/f bs=1 count=2 conv=fsync 2>/dev/null && "
+		 "echo done > %s/out", dir, dir, dir);
+	snprintf(glob, sizeof(glob), "%s/*", dir);
+	assert_int_equal(inject_seccomp_plan_new(plan), 0);
+	assert_int_equal(inject_seccomp_plan_watch(*plan, glob), 0);
+	assert_int_equal(inject_seccomp_plan_add_rule(*plan, rule), 0);
+	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){
+			.argv = argv, .seccomp = *plan, .timeout_ms = 20000 },
+			&p, err, sizeof(err)), 0);
+	while (!sv_proc_ended(p)) {
+		assert_int_equal(supervisor_wait(sv, supervisor_now_ms() + 30000,
+						 &ev), 0);
+		assert_int_not_equal(ev.kind, SV_EV_NONE);
+	}
+	assert_false(sv_proc_status(p)->timed_out);
+	return p;
+}
+
+static void test_seccomp_faults(void **state)
+{
+	char dir[] = "/tmp/fc-sv-seccomp.XXXXXX", path[600];
+	struct inject_seccomp_plan *plan;
+	const struct sv_sysfault *sf;
+	supervisor *sv;
+	sv_proc *p;
+	size_t n, total;
+	char err[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/out", dir);
+
+	/* the second fsync is killed before it runs: SIGKILL, nothing after */
+	p = run_under_plan(sv, &plan, dir, "fsync#2:kill_before");
+	assert_int_equal(sv_proc_status(p)->end, SV_SIGNALED);
+	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	assert_true(sv_proc_status(p)->killed);
+	sf = sv_proc_sysfaults(p, &n, &total);
+	assert_int_equal(n, 1);
+	assert_int_equal(total, 1);
+	assert_int_equal(sf[0].outcome, INJECT_OUT_KILLED_BEFORE);
+	assert_string_equal(sf[0].syscall, "fsync");
+	assert_int_equal(sf[0].rule, 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(inject_seccomp_stats_len(sv_proc_seccomp(p)), 1);
+	sv_proc_free(p);
+	inject_seccomp_plan_free(plan);
+
+	/* the first fsync fails with EIO: dd fails, the script stops */
+	p = run_under_plan(sv, &plan, dir, "fsync#1:errno:EIO");
+	assert_int_equal(sv_proc_status(p)->end, SV_EXITED);
+	assert_int_not_equal(sv_proc_status(p)->code, 0);
+	assert_false(sv_proc_status(p)->killed);
+	sf = sv_proc_sysfaults(p, &n, &total);
+	assert_int_equal(n, 1);
+	assert_int_equal(sf[0].outcome, INJECT_OUT_FAILED);
+	assert_int_equal(sf[0].error, EIO);
+	assert_int_not_equal(access(path, F_OK), 0);
+	sv_proc_free(p);
+	inject_seccomp_plan_free(plan);
+
+	/* a rule that never matches: the script runs to its end */
+	p = run_under_plan(sv, &plan, dir, "fsync#3:kill_before");
+	assert_int_equal(sv_proc_status(p)->end, SV_EXITED);
+	assert_int_equal(sv_proc_status(p)->code, 0);
+	sv_proc_sysfaults(p, &n, &total);
+	assert_int_equal(n, 0);
+	assert_int_equal(access(path, F_OK), 0);
+	sv_proc_free(p);
+	inject_seccomp_plan_free(plan);
+
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	unlink(path);
+	rmdir(dir);
+	supervisor_free(sv);
+}
+
+/* exec fails under a plan: reported, not a hang (the child's write of its
+ * errno is itself intercepted and answered while we wait for it). */
+static void test_seccomp_exec_failure(void **state)
+{
+	struct inject_seccomp_plan *plan;
+	supervisor *sv;
+	sv_proc *p = NULL;
+	char err[256];
+	char *argv[] = { (char *)"/nonexistent/route", NULL };
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	assert_int_equal(inject_seccomp_plan_new(&plan), 0);
+	/* the exec report is a write to a pipe: notified, must be answered */
+	assert_int_equal(inject_seccomp_plan_add_rule(plan, "fsync:kill_before"), 0);
+	assert_int_equal(inject_seccomp_plan_intercept(plan, "write"), 0);
+	assert_int_equal(inject_seccomp_plan_watch(plan, "pipe:*"), 0);
+	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){
+			.argv = argv, .seccomp = plan }, &p, err, sizeof(err)),
+			FC_IO);
+	assert_null(p);
+	assert_non_null(strstr(err, "cannot run '/nonexistent/route': No such file"));
+	assert_int_equal(supervisor_live(sv), 0);
+	inject_seccomp_plan_free(plan);
+	supervisor_free(sv);
+}
+
 static void test_run_queues_other_events(void **state)
 {
 	supervisor *sv;
@@ -476,6 +596,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_group_killed_after_leader),
 		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_seccomp_faults),
+		cmocka_unit_test(test_seccomp_exec_failure),
 		cmocka_unit_test(test_run_queues_other_events),
 		cmocka_unit_test(test_watchdog),
 		cmocka_unit_test(test_certify_killed),

@@ -166,7 +166,7 @@ PY
 
 # the schedule string replays the operator
 certify 0 "$tmp/recovery.yaml" "$tmp/replay" --only operator-marks-committed \
-	--schedule 'k:after_target_commit@1/op1;f:before_reconcile_probe@2/op1;r:committed@2/op1'
+	--schedule 'k:after_target_commit@1/op1;f:before_reconcile_probe@2/op1;o:committed@2/op1'
 grep -q '"verdict": "certified-automatic"' "$tmp/replay/report.json" ||
 	fail "replay of the operator schedule"
 echo "ok: replay of an operator schedule"

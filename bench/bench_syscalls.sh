@@ -1,0 +1,121 @@
+#!/bin/sh
+# bench_syscalls.sh -- the same exploration run two ways in one run: "kill
+# the route at the N-th fdatasync of try 1, then retry", for every N the
+# route reaches (the SQLite journal's and target's files).
+#
+#   fencecert   `fencecert certify` of an explore scenario
+#               {syscalls: [fdatasync], actions: [kill_before]} on the C
+#               route, one worker (--jobs 1): seccomp user notification,
+#               discovery run included, every schedule checked.
+#   strace      for N = 1..COUNT: a fresh directory, try 1 under
+#               `strace -f -e inject=fdatasync:signal=SIGKILL:when=N`, then
+#               try 2 plain -- no discovery, no checking, no observation,
+#               so the baseline does strictly less work per schedule.
+#
+# Reports schedules per second for each and the ratio; target: fencecert
+# at least 3x faster.  Rows per operation: $BENCH_SYS_ROWS (default 5000, a
+# small real partition).  strace stops the route at every system call
+# (ptrace), seccomp only at the intercepted fdatasync, so the gap grows with
+# the work a route does; with a toy partition of 20 rows the cost of
+# starting the route twice dominates both ways.  COUNT is the fdatasync count of one plain try 1,
+# counted with strace -c, so both explore the same N.
+set -u
+FENCECERT=${FENCECERT:-build/fencecert}
+ROWS=${BENCH_SYS_ROWS:-5000} # rows per operation, both ways
+command -v strace >/dev/null || { echo "bench_syscalls: strace not installed, skipped"; exit 0; }
+[ -x "$FENCECERT" ] || { echo "bench_syscalls: no binary at '$FENCECERT'" >&2; exit 1; }
+# tmpfs when there is one, like certify's work dir: the kills test process
+# death, and a disk's fsyncs would drown what is compared
+[ -w /dev/shm ] && dflt=/dev/shm || dflt=${TMPDIR:-/tmp}
+base=$(mktemp -d "${BENCH_DIR:-$dflt}/fc-bench-sys.XXXXXX") || exit 1
+trap 'rm -rf "$base"' EXIT
+
+cat >"$base/suite.yaml" <<EOF
+version: 1
+suite: bench-syscalls
+routes:
+  - name: c-sqlite
+    command: [$FENCECERT, route]
+    journal: "sqlite:{dir}/journal.db"
+    target: "sqlite:{dir}/target.db"
+    observe:
+      sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"
+workload: {operations: 1, rows_per_operation: $ROWS, seed: 1}
+orchestrator: {retries: 1, zombie_delay_ms: 5, lease_ttl_ms: 5, attempt_timeout_ms: 20000}
+scenarios:
+  - name: kill-at-every-fdatasync
+    explore:
+      syscalls: [fdatasync]
+      actions: [kill_before]
+      paths: ["{dir}/*"]
+EOF
+
+printf '{"identity": {"release": "r1", "deployment": "d1", "dag": "orders",
+  "run": "2026-11-01", "workload": "load_orders", "partition": "p1",
+  "interval": "2026-11-01/2026-11-02", "target": "events"},
+ "intent": {"pack": "pk1", "strategy": "append", "target_contract": "events.v1",
+  "schema": "s1"},
+ "source": "partition.csv", "table": "events"}\n' >"$base/workload.json"
+awk -v n="$ROWS" 'BEGIN { print "row_key,payload"; for (i = 0; i < n; i++) printf "k%d,p%d\n", i, i }' \
+	>"$base/partition.csv"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# try DIR N [strace args...]: one attempt of the route in DIR (its own
+# variable names: sh functions share the caller's).
+try() {
+	t_dir=$1 t_n=$2
+	shift 2
+	FENCECERT_LEASE_TTL_MS=5 FENCECERT_LEASE_OWNER="try$t_n" "$@" "$FENCECERT" route \
+		--workload "$base/workload.json" --target "sqlite:$t_dir/target.db" \
+		--journal "sqlite:$t_dir/journal.db" --xcom-dir "$t_dir/xcom-$t_n" \
+		--run-dir "$t_dir/run" --try "$t_n" 2>>"$base/route.log"
+}
+
+# COUNT: fdatasync calls of one plain try 1 (all on the journal and target)
+mkdir -p "$base/count"
+strace -f -c -e trace=fdatasync -o "$base/count.strace" sh -c "$(cat <<EOF
+FENCECERT_LEASE_TTL_MS=5 "$FENCECERT" route --workload "$base/workload.json" \
+	--target "sqlite:$base/count/target.db" --journal "sqlite:$base/count/journal.db" \
+	--xcom-dir "$base/count/xcom" --run-dir "$base/count/run" 2>/dev/null
+EOF
+)" || { echo "bench_syscalls: the route failed" >&2; exit 1; }
+count=$(awk '$NF == "fdatasync" { n += $4 } END { print n + 0 }' "$base/count.strace")
+[ "$count" -gt 0 ] || { echo "bench_syscalls: no fdatasync seen" >&2; exit 1; }
+
+# strace: kill at the N-th fdatasync, then retry
+t0=$(now_ms)
+n=1
+while [ "$n" -le "$count" ]; do
+	d=$base/s$n
+	mkdir -p "$d"
+	try "$d" 1 strace -f -o /dev/null -e trace=fdatasync \
+		-e inject=fdatasync:signal=SIGKILL:when="$n" >/dev/null 2>&1
+	# the retry: exit 75 while the killed try's 5 ms lease is still live
+	k=0
+	until try "$d" 2; do
+		k=$((k + 1))
+		[ "$k" -lt 200 ] || { echo "bench_syscalls: retry after a kill at fdatasync #$n failed" >&2; exit 1; }
+	done
+	rm -rf "$d"
+	n=$((n + 1))
+done
+t1=$(now_ms)
+strace_ms=$((t1 - t0))
+
+# fencecert: the same exploration, plus discovery and checking
+t0=$(now_ms)
+"$FENCECERT" certify "$base/suite.yaml" --jobs 1 --quiet --format json \
+	--out "$base/out" --work-dir "$base" >/dev/null 2>"$base/certify.log" ||
+	{ cat "$base/certify.log" >&2; echo "bench_syscalls: certify failed" >&2; exit 1; }
+t1=$(now_ms)
+fc_ms=$((t1 - t0))
+fc_sched=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sum(1 for s in r['routes'][0]['schedules'] if s['kind'] == 'syscall'))" "$base/out/report.json")
+
+awk -v c="$count" -v sm="$strace_ms" -v fs="$fc_sched" -v fm="$fc_ms" 'BEGIN {
+	s = c * 1000 / sm; f = fs * 1000 / fm; r = f / s
+	printf "%-10s %10s %10s %12s\n", "way", "schedules", "ms", "schedules/s"
+	printf "%-10s %10d %10d %12.1f\n", "strace", c, sm, s
+	printf "%-10s %10d %10d %12.1f\n", "fencecert", fs, fm, f
+	printf "bench_syscalls: kill at the N-th fdatasync then retry, N = 1..%d: fencecert %.1f schedules/s (seccomp, checked, discovery included) vs strace %.1f schedules/s: %.1fx (target >= 3x: %s)\n", c, f, s, r, (r >= 3 ? "ok" : "MISSED")
+}'

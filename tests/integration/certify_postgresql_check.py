@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""certify_postgresql_check.py REPORT.json
+
+Checks a scenarios/postgresql.yaml report beyond its verdicts: each proxy
+fault fired where the suite's comments say, and did what it should.
+Problems go to stderr; exit status 1 if any.
+"""
+import json
+import sys
+
+problems = []
+
+
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+
+
+def schedules(route, scenario):
+    return [s for s in route["schedules"] if s["scenario"] == scenario]
+
+
+def one(route, scenario):
+    got = schedules(route, scenario)
+    check(len(got) == 1, "%s: %d schedules of %s" %
+          (route["name"], len(got), scenario))
+    return got[0] if got else None
+
+
+def applied(s):
+    return [a["what"] for a in s["applied"]]
+
+
+def tries(s):
+    return {a["try"]: a for a in s["attempts"] if a["counted"]}
+
+
+def suite(report):
+    routes = {r["name"]: r for r in report["routes"]}
+    for r in report["routes"]:
+        check(r["expectation_met"], "%s: %s, expected %s" %
+              (r["name"], r["verdict"], r["expected"]))
+        if r["expected"] == "rejected":
+            continue  # a control may never reach a failpoint it lacks
+        for s in r["schedules"]:
+            for f in s["faults"]:
+                check(f["fired"], "%s %s: %s never fired" %
+                      (r["name"], s["schedule"], f["fault"]))
+    for name in ("naive-pgjournal", "journal-no-fence-pgjournal"):
+        v = [x for x in routes[name]["violations"]
+             if x["scenario"] == "kill-after-target-commit"]
+        check(v and v[0]["invariant"] == 1,
+              "%s: not caught duplicating in kill-after-target-commit" % name)
+
+    # hit 5 on the target connection is the apply's COMMIT
+    for name, stmt in (("c-pg-txn", "relayed Q COMMIT, cut"),
+                       ("c-pg-2pc", "relayed Q COMMIT PREPARED 'fencecert:")):
+        s = one(routes[name], "cut-apply-commit")
+        if s:
+            check(any(stmt in w for w in applied(s)),
+                  "%s cut-apply-commit cut %s" % (name, applied(s)))
+
+    # hold: the held try became a zombie, try 2 ran meanwhile, then the
+    # COMMIT was released (pg-txn's probe may have ended its session)
+    for name in ("c-pg-txn", "c-pg-2pc", "pg-fence-row-only"):
+        s = one(routes[name], "hold-apply-commit")
+        if not s:
+            continue
+        first = s["attempts"][0]
+        check(first["zombie"] and first["resumed"],
+              "%s hold-apply-commit: try 1 zombie %s resumed %s" %
+              (name, first["zombie"], first["resumed"]))
+        check(any(w.startswith("proxy pgt: held Q COMMIT") for w in applied(s)),
+              "%s hold-apply-commit held %s" % (name, applied(s)))
+    # the row-only probe answered while the COMMIT was in flight; the
+    # reconcile prepare then waited on the epoch row lock and gave up
+    s = one(routes["pg-fence-row-only"], "hold-apply-commit")
+    if s:
+        t2 = tries(s).get(2)
+        names = [f["name"] for f in t2["failpoints"]] if t2 else []
+        check(t2 and t2["end"] == "exit 75" and not t2["row_deltas"] and
+              "after_reconcile_probe" in names and
+              names[-1] == "before_fence_prepare",
+              "pg-fence-row-only hold-apply-commit try 2: %r" %
+              ((t2 and (t2["end"], names)),))
+
+    # journal down in try 2: exit 75, no target change, try 3 completes
+    for name in ("c-pg-txn", "c-pg-2pc", "c-pgjournal-sqlite"):
+        for scen in ("journal-down", "journal-down-after-lease"):
+            s = one(routes[name], scen)
+            if not s:
+                continue
+            t = tries(s)
+            t2, t3 = t.get(2), t.get(3)
+            check(t2 and t2["end"] == "exit 75" and t2["row_deltas"] == [],
+                  "%s %s: try 2 %r" % (name, scen,
+                                       t2 and (t2["end"], t2["row_deltas"])))
+            check(t2 and any("proxy pgj:" in w for w in t2["faults"]),
+                  "%s %s: try 2 met no proxy fault" % (name, scen))
+            check(t3 and t3["end"] == "exit 0",
+                  "%s %s: try 3 %s" % (name, scen, t3 and t3["end"]))
+            check(s["operations"][0]["task"] == "success",
+                  "%s %s: task %s" % (name, scen, s["operations"][0]["task"]))
+            if scen == "journal-down":
+                check(t3 and len(t3["row_deltas"]) == 20,
+                      "%s journal-down: try 3 wrote %s rows" %
+                      (name, t3 and len(t3["row_deltas"])))
+            else:
+                check("after_lease" in [f["name"] for f in t2["failpoints"]],
+                      "%s %s: try 2 never held its lease" % (name, scen))
+
+
+def main(path):
+    suite(json.load(open(path)))
+    for p in problems:
+        print("problem: " + p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
