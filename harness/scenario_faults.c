@@ -137,20 +137,27 @@ static int refuse_key(struct yctx *c, yaml_node_t *n, const char *key,
 			       fault_action_name(f->action), hint);
 }
 
-/* `attempt` (required): one of the orchestrator's tries (invariant 2). */
-static int get_attempt(struct yctx *c, yaml_node_t *n, const char *what,
-		       struct fault *f, const struct fault_bounds *b)
+/* `key` (attempt or after_attempt, required): one of the orchestrator's
+ * tries (invariant 2). */
+static int get_try(struct yctx *c, yaml_node_t *n, const char *key,
+		   const char *what, int *out, const struct fault_bounds *b)
 {
 	yaml_node_t *v;
 
-	if (scenario__map_need(c, n, "attempt", what, &v) < 0 ||
-	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+	if (scenario__map_need(c, n, key, what, &v) < 0 ||
+	    scenario__get_int(c, v, key, 1, 21, out) < 0)
 		return FC_USAGE;
-	if (f->attempt > b->tries)
+	if (*out > b->tries)
 		return scenario__error(c, v,
-				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->attempt, b->tries - 1, b->tries);
+				       "%s %d is beyond the last try (retries: %d gives %d tries)",
+				       key, *out, b->tries - 1, b->tries);
 	return 0;
+}
+
+static int get_attempt(struct yctx *c, yaml_node_t *n, const char *what,
+		       struct fault *f, const struct fault_bounds *b)
+{
+	return get_try(c, n, "attempt", what, &f->attempt, b);
 }
 
 /* `hit`, 1 when not given. */
@@ -190,22 +197,15 @@ static int parse_between_fault(struct yctx *c, yaml_node_t *n,
 			       struct fault *f, const struct fault_bounds *b)
 {
 	char what[64];
-	yaml_node_t *v;
 
 	snprintf(what, sizeof(what), "fault with action '%s'",
 		 fault_action_name(f->action));
 	if (refuse_key(c, n, "attempt", f, " (use 'after_attempt')") < 0 ||
 	    refuse_key(c, n, "failpoint", f, " (it happens between attempts)") < 0 ||
 	    refuse_key(c, n, "hit", f, " (it happens between attempts)") < 0 ||
-	    refuse_key(c, n, "resume", f, " (only pause resumes)") < 0 ||
-	    scenario__map_need(c, n, "after_attempt", what, &v) < 0 ||
-	    scenario__get_int(c, v, "after_attempt", 1, 21, &f->after_attempt) < 0)
+	    refuse_key(c, n, "resume", f, " (only pause resumes)") < 0)
 		return FC_USAGE;
-	if (f->after_attempt > b->tries)
-		return scenario__error(c, v,
-				       "after_attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->after_attempt, b->tries - 1, b->tries);
-	return 0;
+	return get_try(c, n, "after_attempt", what, &f->after_attempt, b);
 }
 
 /* member (and service) of a stop_member/start_member fault. */
@@ -257,20 +257,13 @@ static int parse_syscall_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	    scenario__get_str(c, sysn, "syscall", &sys) < 0 ||
 	    scenario__map_need(c, n, "action", "syscall fault", &act) < 0 ||
 	    scenario__get_str(c, act, "action", &action) < 0 ||
-	    scenario__map_need(c, n, "attempt", "syscall fault", &v) < 0 ||
-	    scenario__get_int(c, v, "attempt", 1, 21, &f->attempt) < 0)
+	    get_try(c, n, "attempt", "syscall fault", &f->attempt, b) < 0)
 		return FC_USAGE;
-	if (f->attempt > b->tries)
-		return scenario__error(c, v,
-				       "attempt %d is beyond the last try (retries: %d gives %d tries)",
-				       f->attempt, b->tries - 1, b->tries);
 	if (!inject_seccomp_syscall_info(sys, &(bool){ false }))
 		return scenario__error(c, sysn,
 				       "syscall '%.40s' cannot be intercepted (docs/syscall-faults.md lists the supported ones)",
 				       sys);
-	f->hit = 1;
-	if ((v = scenario__map_get(c, n, "hit", NULL)) &&
-	    scenario__get_int(c, v, "hit", 1, HIT_MAX, &f->hit) < 0)
+	if (get_hit(c, n, f) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "path", NULL)) &&
 	    scenario__get_str(c, v, "path", &path) < 0)
