@@ -40,9 +40,7 @@
 
 /* --- small helpers ----------------------------------------------------- */
 
-/* Record the first harness-side problem; the schedule becomes unverified. */
-static void __attribute__((format(printf, 3, 4)))
-trouble(struct orch *o, int code, const char *fmt, ...)
+void orch__trouble(struct orch *o, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,7 +57,7 @@ static long long rel_now(const struct orch *o)
 	return supervisor_now_ms() - o->t0;
 }
 
-static bool fault_for_op(const struct fault *f, int op)
+bool orch__fault_for_op(const struct fault *f, int op)
 {
 	return f->operation == 0 || f->operation == op;
 }
@@ -108,7 +106,7 @@ static void observe(struct orch *o, int idx)
 	ob->at_ms = rel_now(o);
 	ob->after_attempt = idx;
 	if (observer_take(o->obs, ob)) {
-		trouble(o, ob->status, "%s", observer_errmsg(o->obs));
+		orch__trouble(o, ob->status, "%s", observer_errmsg(o->obs));
 		return;
 	}
 	if (idx >= 0) {
@@ -138,7 +136,7 @@ static int spawn_try(struct orch *o, int op, int k)
 	if (!xcom || !run_dir || !out || !errp)
 		goto nomem;
 	if (fs_mkdirs(run_dir) || fs_empty_dir(xcom)) {
-		trouble(o, FC_IO, "cannot prepare '%s'", xcom);
+		orch__trouble(o, FC_IO, "cannot prepare '%s'", xcom);
 		goto done;
 	}
 	env = orch__attempt_env(o, op, k, xcom, run_dir);
@@ -178,7 +176,7 @@ static int spawn_try(struct orch *o, int op, int k)
 		a->end_wall_ms = a->start_wall_ms;
 		a->exit_code = -1;
 		r->ended = true;
-		trouble(o, rc, "%s", err);
+		orch__trouble(o, rc, "%s", err);
 		goto done;
 	}
 	a->pid = sv_proc_pid(r->proc);
@@ -196,68 +194,6 @@ done:
 	return idx;
 }
 
-static void apply_member(struct orch *o, int fi, int attempt, int op);
-
-/* start_member faults due after this (counted) try: applied as soon as it
- * ends, before the target is observed, since an observer may need the
- * quorum they bring back.  Starting a server changes no row, so the
- * observation still credits only the try (invariant 2). */
-static void starts_after(struct orch *o, int idx)
-{
-	const struct run *r = &o->runs[idx];
-
-	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
-		const struct fault *f = &o->p->faults[i];
-		if (f->action == FAULT_START_MEMBER && !fault_at_failpoint(f) &&
-		    f->after_attempt == r->try_number && fault_for_op(f, r->op))
-			apply_member(o, (int)i, -1, r->op);
-	}
-}
-
-/* What the try's seccomp plan did: each rule that acted fired its fault. */
-static void collect_syscalls(struct orch *o, int idx)
-{
-	struct run *r = &o->runs[idx];
-	size_t n, total;
-	const struct sv_sysfault *sf = sv_proc_sysfaults(r->proc, &n, &total);
-
-	if (!r->plan)
-		return;
-	if (*sv_proc_seccomp_error(r->proc))
-		trouble(o, FC_IO, "syscall faults in op %d try %d: %s", r->op,
-			r->try_number, sv_proc_seccomp_error(r->proc));
-	for (size_t i = 0; i < n; i++) {
-		int fi = r->rule_fault[sf[i].rule];
-		char glob[PATH_MAX * 2], how[40];
-
-		if (fi < 0)
-			continue;
-		o->rec->fired[fi] = true;
-		if (sf[i].outcome == INJECT_OUT_FAILED) {
-			const char *e = strerrorname_np(sf[i].error);
-			if (e)
-				snprintf(how, sizeof(how), "errno:%s", e);
-			else
-				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
-			o->rec->attempts[idx].journal_failed |=
-				orch__journal_file(o, sf[i].path);
-		} else {
-			snprintf(how, sizeof(how), "%s",
-				 sf[i].outcome == INJECT_OUT_KILLED_AFTER ?
-				 "kill_after" : "kill_before");
-		}
-		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
-		orch__note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
-			     how, sf[i].syscall, glob, sf[i].occurrence);
-	}
-	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
-		orch__note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
-			     "and %zu more syscall faults", total - n);
-	if (o->p->sys_discover && r->op == 1 && r->try_number == 1 &&
-	    orch__seccomp_stats(o, idx, sv_proc_seccomp(r->proc)))
-		o->rc = FC_NOMEM;
-}
-
 static void on_exit_event(struct orch *o, int idx)
 {
 	struct rec_attempt *a = &o->rec->attempts[idx];
@@ -271,61 +207,26 @@ static void on_exit_event(struct orch *o, int idx)
 	a->timed_out = st->timed_out;
 	a->killed = st->killed;
 	if (a->exit_code == 64)
-		trouble(o, FC_USAGE, "route exited 64 (usage or configuration "
+		orch__trouble(o, FC_USAGE, "route exited 64 (usage or configuration "
 			"error) in op %d try %d; see '%s'", a->operation,
 			a->try_number, a->stderr_path);
-	collect_syscalls(o, idx);
+	orch__collect_syscalls(o, idx);
 	sv_proc_free(r->proc);
 	orch__seccomp_release(r);
 	r->proc = NULL;
 	r->ended = true;
 	r->paused = false;
 	if (!r->given_up)
-		starts_after(o, idx);
+		orch__starts_after(o, idx);
 	observe(o, idx);
 }
 
 /* Does fault f apply at the nth hit of fp in try k of op? */
-static bool fault_here(const struct fault *f, int op, int k, const char *fp,
+bool orch__fault_here(const struct fault *f, int op, int k, const char *fp,
 		       int nth)
 {
-	return fault_at_failpoint(f) && f->attempt == k && fault_for_op(f, op) &&
+	return fault_at_failpoint(f) && f->attempt == k && orch__fault_for_op(f, op) &&
 	       strcmp(f->failpoint, fp) == 0 && (f->hit ? f->hit : 1) == nth;
-}
-
-/* Stop or start a member for fault fi; it fired only when the script says
- * the member is down (its process gone) or up and serving. */
-static void apply_member(struct orch *o, int fi, int attempt, int op)
-{
-	const struct fault *f = &o->p->faults[fi];
-	bool up = f->action == FAULT_START_MEMBER;
-	char err[600];
-
-	if (services_member(o->p->services, f->service, f->member, up, err,
-			    sizeof(err))) {
-		trouble(o, FC_IO, "%s %s: %s", fault_action_name(f->action),
-			f->member, err);
-		return;
-	}
-	o->rec->fired[fi] = true;
-	orch__note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
-		     up ? "started" : "stopped", f->service,
-		     f->service[0] ? "/" : "", f->member, op,
-		     attempt >= 0 ? "try" : "after try",
-		     attempt >= 0 ? o->runs[attempt].try_number : f->after_attempt);
-}
-
-/* The member actions at this hit, in the order the schedule lists them. */
-static void member_actions_at(struct orch *o, int idx, const char *fp, int nth)
-{
-	const struct run *r = &o->runs[idx];
-
-	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
-		const struct fault *f = &o->p->faults[i];
-		if (fault_is_member_action(f->action) &&
-		    fault_here(f, r->op, r->try_number, fp, nth))
-			apply_member(o, (int)i, idx, r->op);
-	}
 }
 
 static int match_fault(const struct orch *o, int op, int k, const char *fp,
@@ -336,7 +237,7 @@ static int match_fault(const struct orch *o, int op, int k, const char *fp,
 		if (fault_is_member_action(f->action) ||
 		    fault_is_proxy_action(f->action))
 			continue; /* applied beside: member_actions_at, orch__proxy_hit */
-		if (!fault_here(f, op, k, fp, nth))
+		if (!orch__fault_here(f, op, k, fp, nth))
 			continue;
 		return (int)i;
 	}
@@ -440,7 +341,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
-	member_actions_at(o, idx, fp, nth);
+	orch__member_actions_at(o, idx, fp, nth);
 	orch__proxy_hit(o, idx, fp, nth);
 	a = &o->rec->attempts[idx];
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
@@ -573,15 +474,15 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 		int rc = 0;
 
 		if (fault_at_failpoint(f) || f->after_attempt != k ||
-		    !fault_for_op(f, op))
+		    !orch__fault_for_op(f, op))
 			continue;
 		switch (f->action) {
 		case FAULT_START_MEMBER:
 			if (zombie)
-				apply_member(o, (int)i, -1, op);
+				orch__apply_member(o, (int)i, -1, op);
 			continue;
 		case FAULT_STOP_MEMBER:
-			apply_member(o, (int)i, -1, op);
+			orch__apply_member(o, (int)i, -1, op);
 			continue;
 		case FAULT_LOSE_XCOM:
 			for (int t = 1; t <= k && !rc; t++) {
@@ -602,7 +503,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 		case FAULT_CHANGE_SOURCE:
 			rc = workgen_change_source(o->wg, op, intent, err, sizeof(err));
 			if (rc) {
-				trouble(o, rc, "change_source: %s", err);
+				orch__trouble(o, rc, "change_source: %s", err);
 				continue;
 			}
 			if (!o->rec->ops[op - 1].source_changed_after)
@@ -629,7 +530,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 			continue;
 		}
 		if (rc)
-			trouble(o, rc, "cannot apply %s after try %d of op %d",
+			orch__trouble(o, rc, "cannot apply %s after try %d of op %d",
 				fault_action_name(f->action), k, op);
 		else
 			o->rec->fired[i] = true;
@@ -733,28 +634,6 @@ static void settle_fired(struct orch *o)
 	}
 }
 
-static bool changes_members(const struct orch_params *p)
-{
-	for (size_t i = 0; i < p->nfaults; i++)
-		if (fault_is_member_action(p->faults[i].action))
-			return true;
-	return false;
-}
-
-/* Clean the schedule's namespace and give the services back (every
- * member serving); a failure makes the schedule unverified. */
-static void leave_services(struct orch *o)
-{
-	char err[600];
-
-	if (!o->p->keep_namespaces && o->schedule_id[0] &&
-	    services_clean(o->p->services, o->schedule_id, err, sizeof(err)))
-		trouble(o, FC_IO, "cleaning namespace '%s': %s", o->schedule_id,
-			err);
-	if (services_leave(o->p->services, err, sizeof(err)))
-		trouble(o, FC_IO, "restoring the services: %s", err);
-}
-
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
@@ -769,7 +648,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		return FC_NOMEM;
 	/* before the clock starts: waiting for a member-changing schedule
 	 * elsewhere is not part of this one */
-	enter_rc = services_enter(p->services, changes_members(p), err, errlen);
+	enter_rc = services_enter(p->services, orch__changes_members(p), err, errlen);
 	entered = enter_rc == 0;
 	o.t0 = supervisor_now_ms();
 	o.rec->wall_start_ms = journal_now_ms();
@@ -788,7 +667,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	if (rc == FC_NOMEM)
 		goto fatal;
 	if (rc) {
-		trouble(&o, rc, "%s", err);
+		orch__trouble(&o, rc, "%s", err);
 	} else {
 		rc = orch__record_ops(&o);
 		if (rc)
@@ -806,7 +685,7 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	}
 	orch__proxies_free(&o); /* no held transaction keeps its locks */
 	if (entered)
-		leave_services(&o);
+		orch__leave_services(&o);
 	entered = false;
 	if (o.rc) {
 		rc = o.rc;

@@ -96,6 +96,34 @@ const char *orch__self_exe(void);
  * apply took is still held (0: none). */
 int orch__operator(struct orch *o, int fi, int op, int k, char *what,
 		   size_t whatlen, long long *lease_left_ms);
+/* Record the first harness-side problem; the schedule becomes unverified. */
+void orch__trouble(struct orch *o, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Does fault f apply to operation op (0: every operation)? */
+bool orch__fault_for_op(const struct fault *f, int op);
+
+/* Does fault f apply at the nth hit of fp in try k of op? */
+bool orch__fault_here(const struct fault *f, int op, int k, const char *fp,
+		      int nth);
+
+/* Members (orchestrator_member.c).  Stop or start a member for fault fi;
+ * it fired only when the script says the member is down or up and
+ * serving. */
+void orch__apply_member(struct orch *o, int fi, int attempt, int op);
+/* start_member faults due after try idx, before its observation. */
+void orch__starts_after(struct orch *o, int idx);
+/* The member actions at this hit, in the order the schedule lists them. */
+void orch__member_actions_at(struct orch *o, int idx, const char *fp, int nth);
+/* Whether the schedule stops or starts members (it then runs alone). */
+bool orch__changes_members(const struct orch_params *p);
+/* Clean the schedule's namespace and give the services back. */
+void orch__leave_services(struct orch *o);
+
+/* What try idx's seccomp plan did: each rule that acted fired its fault
+ * (orchestrator_syscall.c). */
+void orch__collect_syscalls(struct orch *o, int idx);
+
 /* Record that fault `fault` was applied (attempt: index, -1 between). */
 void orch__note_applied(struct orch *o, int fault, int attempt, int op,
 			const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -212,3 +212,47 @@ bool orch__journal_file(const struct orch *o, const char *path)
 	       (path[n] == '\0' || strcmp(path + n, "-journal") == 0 ||
 		strcmp(path + n, "-wal") == 0);
 }
+
+/* What the try's seccomp plan did: each rule that acted fired its fault. */
+void orch__collect_syscalls(struct orch *o, int idx)
+{
+	struct run *r = &o->runs[idx];
+	size_t n, total;
+	const struct sv_sysfault *sf = sv_proc_sysfaults(r->proc, &n, &total);
+
+	if (!r->plan)
+		return;
+	if (*sv_proc_seccomp_error(r->proc))
+		orch__trouble(o, FC_IO, "syscall faults in op %d try %d: %s", r->op,
+			r->try_number, sv_proc_seccomp_error(r->proc));
+	for (size_t i = 0; i < n; i++) {
+		int fi = r->rule_fault[sf[i].rule];
+		char glob[PATH_MAX * 2], how[40];
+
+		if (fi < 0)
+			continue;
+		o->rec->fired[fi] = true;
+		if (sf[i].outcome == INJECT_OUT_FAILED) {
+			const char *e = strerrorname_np(sf[i].error);
+			if (e)
+				snprintf(how, sizeof(how), "errno:%s", e);
+			else
+				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
+			o->rec->attempts[idx].journal_failed |=
+				orch__journal_file(o, sf[i].path);
+		} else {
+			snprintf(how, sizeof(how), "%s",
+				 sf[i].outcome == INJECT_OUT_KILLED_AFTER ?
+				 "kill_after" : "kill_before");
+		}
+		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
+		orch__note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
+			     how, sf[i].syscall, glob, sf[i].occurrence);
+	}
+	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
+		orch__note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
+			     "and %zu more syscall faults", total - n);
+	if (o->p->sys_discover && r->op == 1 && r->try_number == 1 &&
+	    orch__seccomp_stats(o, idx, sv_proc_seccomp(r->proc)))
+		o->rc = FC_NOMEM;
+}
