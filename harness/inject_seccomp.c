@@ -409,32 +409,42 @@ static bool match_any(char *const *globs, size_t n, const char *path)
 	return false;
 }
 
+/* A glob list matches the call's path or, for a socket, its peer. */
+static bool match_call(char *const *globs, size_t n,
+		       const struct inject_seccomp_event *ev)
+{
+	return match_any(globs, n, ev->path) ||
+	       (ev->peer[0] && match_any(globs, n, ev->peer));
+}
+
 bool inject_seccomp__in_scope(const struct inject_seccomp_plan *p,
-			      const char *path, bool has_path)
+			      const struct inject_seccomp_event *ev,
+			      bool has_path)
 {
 	size_t ndef = sizeof(default_ignore) / sizeof(default_ignore[0]);
 
 	if (!has_path)
 		return true;
-	if (match_any(p->ignore, p->nignore, path))
+	if (match_call(p->ignore, p->nignore, ev))
 		return false;
 	if (p->nwatch)
-		return match_any(p->watch, p->nwatch, path);
+		return match_call(p->watch, p->nwatch, ev);
 	/* Default scope: an absolute path (not "pipe:[..]", "socket:[..]",
 	 * "anon_inode:..." nor an unreadable fd) outside the kernel trees. */
-	return path[0] == '/' &&
-	       !match_any((char *const *)default_ignore, ndef, path);
+	return ev->path[0] == '/' &&
+	       !match_any((char *const *)default_ignore, ndef, ev->path);
 }
 
 bool inject_seccomp__rule_matches(const struct inject_rule *r, int sys,
-				  const char *path, const char *from)
+				  const struct inject_seccomp_event *ev)
 {
 	if (r->sys != sys)
 		return false;
 	if (!r->glob)
 		return true;
-	return fnmatch(r->glob, path, 0) == 0 ||
-	       (from[0] && fnmatch(r->glob, from, 0) == 0);
+	return fnmatch(r->glob, ev->path, 0) == 0 ||
+	       (ev->from[0] && fnmatch(r->glob, ev->from, 0) == 0) ||
+	       (ev->peer[0] && fnmatch(r->glob, ev->peer, 0) == 0);
 }
 
 int inject_seccomp_available(char *why, size_t whylen)

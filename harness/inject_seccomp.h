@@ -22,7 +22,8 @@
  *                                  (inject_seccomp_handle(), one per POLLIN)
  *
  * Occurrences.  A call is "in scope" when the path it acts on (the file behind
- * its fd, or its path argument resolved against cwd / dirfd) matches one of
+ * its fd, or its path argument resolved against cwd / dirfd), or for a socket
+ * its peer ("tcp:127.0.0.1:5432", see the event's `peer`), matches one of
  * the plan's watch globs and none of its ignore globs; calls out of scope are
  * let through and never counted, so a route's stderr and its failpoint pipe do
  * not shift the numbering.  Without any watch glob the scope is every absolute
@@ -33,8 +34,8 @@
  * is not counted, so a restarted call keeps its number.
  *
  * Rules.  A rule is (syscall, occurrence N, optional glob, action).  Each rule
- * keeps its own counter of in-scope calls of its syscall whose path matches its
- * glob; it fires on the N-th (N = 0: on every one).  When several rules fire on
+ * keeps its own counter of in-scope calls of its syscall whose path (or from,
+ * or peer) matches its glob; it fires on the N-th (N = 0: on every one).  When several rules fire on
  * one call, the first in plan order acts; every matching rule counts.  Rule
  * string form (what reports print and the plan parses):
  *
@@ -96,6 +97,7 @@ enum inject_outcome {
 };
 
 #define INJECT_SYSCALL_NAME_MAX 32
+#define INJECT_PEER_MAX 128
 
 /* One handled notification, for the harness's log and reports. */
 struct inject_seccomp_event {
@@ -108,6 +110,11 @@ struct inject_seccomp_event {
 				   * link / symlink; "" when the call has none */
 	char from[PATH_MAX];      /* source of rename / link, target of
 				   * symlink; "" otherwise */
+	char peer[INJECT_PEER_MAX]; /* fd-based call on a connected socket:
+				   * "tcp:ADDR:PORT", "udp:ADDR:PORT" (IPv6
+				   * as "[ADDR]"), "unix:PATH" ("unix:@NAME"
+				   * abstract); "" otherwise.  Discovery
+				   * counts such a socket by its peer. */
 	unsigned long occurrence;         /* of (syscall, path) in this session,
 					   * this call included; 0 if out of scope */
 	unsigned long syscall_occurrence; /* of syscall over all in-scope paths */
@@ -242,7 +249,9 @@ int inject_seccomp_handle(struct inject_seccomp_session *s,
 			  struct inject_seccomp_event *ev) FC_MUST_CHECK;
 
 /* Discovery: the (syscall, path) pairs seen in scope and their counts, in
- * first-seen order.  Strings stay valid until the session is freed. */
+ * first-seen order; a connected socket is listed by its peer
+ * ("tcp:127.0.0.1:5432"), which is the same in every run, not by its
+ * "socket:[INODE]".  Strings stay valid until the session is freed. */
 size_t inject_seccomp_stats_len(const struct inject_seccomp_session *s);
 int inject_seccomp_stats_get(const struct inject_seccomp_session *s, size_t i,
 			     const char **syscall, const char **path,

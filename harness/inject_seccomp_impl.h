@@ -71,14 +71,16 @@ struct inject_seccomp_plan {
 	char errmsg[256];
 };
 
-/* Is a call on `path` in the plan's scope?  has_path is false for calls
- * that name no file (sync), which are always in scope. */
+/* Is the call ev describes (path, peer) in the plan's scope?  has_path is
+ * false for calls that name no file (sync), which are always in scope. */
 bool inject_seccomp__in_scope(const struct inject_seccomp_plan *p,
-			      const char *path, bool has_path);
+			      const struct inject_seccomp_event *ev,
+			      bool has_path);
 
-/* Does rule r apply to a call of table entry sys on (path, from)? */
+/* Does rule r apply to a call of table entry sys described by ev (its
+ * path, from or peer)? */
 bool inject_seccomp__rule_matches(const struct inject_rule *r, int sys,
-				  const char *path, const char *from);
+				  const struct inject_seccomp_event *ev);
 
 /* --- inject_seccomp_perform.c ------------------------------------------ */
 
@@ -94,6 +96,11 @@ int inject_seccomp__read_string(pid_t pid, uint64_t addr, char *buf,
 /* The path behind `fd` of thread tid (readlink of /proc/TID/fd/FD, or of
  * /proc/TID/cwd when fd == AT_FDCWD); 0 or -errno. */
 int inject_seccomp__fd_path(pid_t tid, int fd, char *out, size_t outlen);
+
+/* The peer of socket `fd` of thread tid in the event's `peer` form
+ * ("tcp:127.0.0.1:5432"); "" when it is not a connected inet or named
+ * unix socket, or cannot be read. */
+void inject_seccomp__fd_peer(pid_t tid, int fd, char *out, size_t outlen);
 
 /* The thread group (process) of thread tid; 0 or -errno. */
 int inject_seccomp__tgid(pid_t tid, pid_t *tgid);

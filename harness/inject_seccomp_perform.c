@@ -24,6 +24,7 @@
  *     FC_IO.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +34,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "inject_seccomp_impl.h"
 
@@ -112,6 +117,80 @@ int inject_seccomp__fd_path(pid_t tid, int fd, char *out, size_t outlen)
 		return -ENAMETOOLONG;
 	out[n] = '\0';
 	return 0;
+}
+
+/* "ADDR:PORT" of an inet address, IPv6 in brackets; false if not inet. */
+static bool inet_form(const struct sockaddr_storage *a, char *out,
+		      size_t outlen)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)a;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(out, outlen, "%s:%u", host, ntohs(in->sin_port));
+		return true;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)a;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(out, outlen, "[%s]:%u", host, ntohs(in6->sin6_port));
+		return true;
+	}
+	return false;
+}
+
+/* The peer of a socket we hold a copy of, in the event's form. */
+static void socket_peer(int fd, char *out, size_t outlen)
+{
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof(a);
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+	char addr[INJECT_PEER_MAX];
+
+	memset(&a, 0, sizeof(a));
+	if (getpeername(fd, (struct sockaddr *)&a, &alen) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0)
+		return;
+	if (inet_form(&a, addr, sizeof(addr))) {
+		snprintf(out, outlen, "%s:%s",
+			 type == SOCK_STREAM ? "tcp" :
+			 type == SOCK_DGRAM ? "udp" : "inet", addr);
+	} else if (a.ss_family == AF_UNIX &&
+		   alen > offsetof(struct sockaddr_un, sun_path)) {
+		const struct sockaddr_un *un = (const void *)&a;
+		size_t n = alen - offsetof(struct sockaddr_un, sun_path);
+
+		if (un->sun_path[0])
+			snprintf(out, outlen, "unix:%.*s", (int)n, un->sun_path);
+		else /* abstract: a leading NUL, not terminated */
+			snprintf(out, outlen, "unix:@%.*s", (int)(n - 1),
+				 un->sun_path + 1);
+	}
+}
+
+void inject_seccomp__fd_peer(pid_t tid, int fd, char *out, size_t outlen)
+{
+	pid_t tgid = tid;
+	int pidfd, copy;
+
+	out[0] = '\0';
+	/* A pidfd names a process: the thread's own works only for the
+	 * thread group's leader. */
+	pidfd = inject_seccomp__pidfd_open(tid);
+	if (pidfd < 0 && errno == EINVAL && inject_seccomp__tgid(tid, &tgid) == 0)
+		pidfd = inject_seccomp__pidfd_open(tgid);
+	if (pidfd < 0)
+		return;
+	copy = inject_seccomp__pidfd_getfd(pidfd, fd);
+	close(pidfd);
+	if (copy < 0)
+		return;
+	socket_peer(copy, out, outlen);
+	close(copy);
 }
 
 int inject_seccomp__tgid(pid_t tid, pid_t *tgid)

@@ -175,12 +175,17 @@ static bool describe(const struct seccomp_notif *req,
 		     struct inject_seccomp_event *ev)
 {
 	switch (sys->subject.kind) {
-	case ARG_FD:
-		if (inject_seccomp__fd_path(req->pid,
-					    (int)req->data.args[(int)sys->subject.index],
-					    ev->path, sizeof(ev->path)) < 0)
+	case ARG_FD: {
+		int fd = (int)req->data.args[(int)sys->subject.index];
+
+		if (inject_seccomp__fd_path(req->pid, fd, ev->path,
+					    sizeof(ev->path)) < 0)
 			ev->path[0] = '\0';
+		if (strncmp(ev->path, "socket:[", 8) == 0)
+			inject_seccomp__fd_peer(req->pid, fd, ev->peer,
+						sizeof(ev->peer));
 		break;
+	}
 	case ARG_PATH:
 	case ARG_RAW:
 		resolve_arg(req, &sys->subject, ev->path, sizeof(ev->path));
@@ -194,6 +199,13 @@ static bool describe(const struct seccomp_notif *req,
 }
 
 /* --- counting --------------------------------------------------------- */
+
+/* What the discovery table counts a call under: a socket's peer is the
+ * same in every run, its "socket:[INODE]" is not. */
+static const char *stat_key(const struct inject_seccomp_event *ev)
+{
+	return ev->peer[0] ? ev->peer : ev->path;
+}
 
 static struct stat_entry *stat_find(struct inject_seccomp_session *s, int sys,
 				    const char *path)
@@ -236,16 +248,15 @@ static struct stat_entry *stat_add(struct inject_seccomp_session *s, int sys,
 static void commit(struct inject_seccomp_session *s, int sys,
 		   const struct inject_seccomp_event *ev)
 {
-	struct stat_entry *e = stat_find(s, sys, ev->path);
+	struct stat_entry *e = stat_find(s, sys, stat_key(ev));
 
 	if (!e)
-		e = stat_add(s, sys, ev->path);
+		e = stat_add(s, sys, stat_key(ev));
 	if (e)
 		e->count++;
 	s->syscall_count[sys]++;
 	for (size_t i = 0; i < s->plan->nrules; i++)
-		if (inject_seccomp__rule_matches(&s->plan->rules[i], sys,
-						 ev->path, ev->from))
+		if (inject_seccomp__rule_matches(&s->plan->rules[i], sys, ev))
 			s->rule_count[i]++;
 }
 
@@ -253,7 +264,7 @@ static void commit(struct inject_seccomp_session *s, int sys,
 static void decide(struct inject_seccomp_session *s, int sys,
 		   struct inject_seccomp_event *ev)
 {
-	const struct stat_entry *e = stat_find(s, sys, ev->path);
+	const struct stat_entry *e = stat_find(s, sys, stat_key(ev));
 
 	ev->occurrence = e ? e->count + 1
 			   : s->nstats < INJECT_STATS_MAX ? 1 : 0;
@@ -264,7 +275,7 @@ static void decide(struct inject_seccomp_session *s, int sys,
 		const struct inject_rule *r = &s->plan->rules[i];
 
 		if (r->action == INJECT_COUNT ||
-		    !inject_seccomp__rule_matches(r, sys, ev->path, ev->from))
+		    !inject_seccomp__rule_matches(r, sys, ev))
 			continue;
 		if (r->occurrence && s->rule_count[i] + 1 != r->occurrence)
 			continue;
@@ -383,7 +394,7 @@ static int process(struct inject_seccomp_session *s,
 	has_path = describe(req, &inject_seccomp__syscalls[sys], ev);
 	if (s->hook)
 		s->hook(s->hook_arg, ev);
-	if (!inject_seccomp__in_scope(s->plan, ev->path, has_path))
+	if (!inject_seccomp__in_scope(s->plan, ev, has_path))
 		return respond(s, ev, 0, INJECT_OUT_IGNORED);
 	decide(s, sys, ev);
 	if (!inject_seccomp__pending(s->fd, req->id)) {
@@ -506,6 +517,8 @@ json_t *inject_seccomp_event_json(const struct inject_seccomp_session *s,
 	if (!o)
 		return NULL;
 	if (ev->from[0] && json_object_set_new(o, "from", json_string(ev->from)))
+		goto fail;
+	if (ev->peer[0] && json_object_set_new(o, "peer", json_string(ev->peer)))
 		goto fail;
 	if (ev->rule >= 0 &&
 	    inject_seccomp_plan_format_rule(s->plan, (size_t)ev->rule, rule,
