@@ -129,6 +129,19 @@ struct inject_call {
 int inject_seccomp__perform(const struct inject_call *c, long long *result,
 			    bool *stale) FC_MUST_CHECK;
 
+/*
+ * An errno that says the connection is gone (ECONNRESET, ECONNABORTED,
+ * EPIPE) answered on a socket call must leave it gone, or the route would
+ * go on talking over a healthy socket (libpq waits for the server's reply
+ * to a send that "failed").  Shut down the route's socket (both ways: the
+ * peer sees the end too), after duplicating it and re-checking the
+ * notification.  0 (*stale when the route is gone or withdrew the call;
+ * nothing done for a call that is not on a socket or another errno), or
+ * FC_IO when the supervisor could not get at the fd.
+ */
+int inject_seccomp__break_connection(const struct inject_call *c, int error,
+				     bool *stale) FC_MUST_CHECK;
+
 /* True while notification id is still waiting for our answer. */
 bool inject_seccomp__pending(int notify_fd, uint64_t id);
 

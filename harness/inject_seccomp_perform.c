@@ -505,6 +505,27 @@ out:
 	return rc;
 }
 
+int inject_seccomp__break_connection(const struct inject_call *c, int error,
+				     bool *stale)
+{
+	struct stat st;
+	long long unused = 0;
+	int fd, rc;
+
+	*stale = false;
+	if (error != ECONNRESET && error != ECONNABORTED && error != EPIPE)
+		return 0;
+	rc = grab_fd(c, (int)c->req->data.args[0], &fd, &unused, stale);
+	if (rc || *stale || fd < 0)
+		return rc;
+	if (!inject_seccomp__pending(c->notify_fd, c->req->id))
+		*stale = true;
+	else if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		shutdown(fd, SHUT_RDWR);
+	close(fd);
+	return 0;
+}
+
 int inject_seccomp__perform(const struct inject_call *c, long long *result,
 			    bool *stale)
 {

@@ -322,27 +322,40 @@ static void kill_route(struct inject_seccomp_session *s, int pidfd, pid_t pid)
 		kill(-s->pgid, SIGKILL);
 }
 
+/* A pidfd of the calling process, opened before the notification is
+ * validated (invariant 2).  false: the route is gone (STALE). */
+static bool open_caller(struct inject_seccomp_session *s, int sys,
+			struct inject_seccomp_event *ev, struct inject_call *call,
+			pid_t *tgid, int *open_errno)
+{
+	*call = (struct inject_call){
+		.req = s->req, .sys = &inject_seccomp__syscalls[sys],
+		.notify_fd = s->fd, .err = s->errmsg, .errlen = sizeof(s->errmsg),
+		.pidfd = -1,
+	};
+	if (inject_seccomp__tgid(ev->pid, tgid) < 0) {
+		ev->outcome = INJECT_OUT_STALE;
+		return false;
+	}
+	call->pidfd = inject_seccomp__pidfd_open(*tgid);
+	*open_errno = errno;
+	if (call->pidfd < 0 && *open_errno == ESRCH) {
+		ev->outcome = INJECT_OUT_STALE;
+		return false;
+	}
+	return true;
+}
+
 static int kill_call(struct inject_seccomp_session *s, int sys,
 		     struct inject_seccomp_event *ev)
 {
-	struct inject_call call = {
-		.req = s->req, .sys = &inject_seccomp__syscalls[sys],
-		.notify_fd = s->fd, .err = s->errmsg, .errlen = sizeof(s->errmsg),
-	};
+	struct inject_call call;
 	pid_t tgid;
 	bool stale = false, performed = false;
-	int rc = 0, open_errno;
+	int rc = 0, open_errno = 0;
 
-	if (inject_seccomp__tgid(ev->pid, &tgid) < 0) {
-		ev->outcome = INJECT_OUT_STALE;
+	if (!open_caller(s, sys, ev, &call, &tgid, &open_errno))
 		return 0;
-	}
-	call.pidfd = inject_seccomp__pidfd_open(tgid);
-	open_errno = errno;
-	if (call.pidfd < 0 && open_errno == ESRCH) {
-		ev->outcome = INJECT_OUT_STALE;
-		return 0;
-	}
 	if (!inject_seccomp__pending(s->fd, s->req->id)) {
 		ev->outcome = INJECT_OUT_STALE;
 		goto out;
@@ -367,6 +380,33 @@ out:
 	if (call.pidfd >= 0)
 		close(call.pidfd);
 	return rc;
+}
+
+/* INJECT_ERRNO: a socket call told its connection is gone has it gone
+ * (inject_seccomp__break_connection()), then the call fails. */
+static int fail_call(struct inject_seccomp_session *s, int sys,
+		     struct inject_seccomp_event *ev)
+{
+	struct inject_call call;
+	pid_t tgid;
+	bool stale = false;
+	int rc = 0, open_errno = 0;
+
+	if (!ev->peer[0] && strncmp(ev->path, "socket:[", 8) != 0)
+		return respond(s, ev, ev->error, INJECT_OUT_FAILED);
+	if (!open_caller(s, sys, ev, &call, &tgid, &open_errno))
+		return 0;
+	if (call.pidfd >= 0)
+		rc = inject_seccomp__break_connection(&call, ev->error, &stale);
+	if (call.pidfd >= 0)
+		close(call.pidfd);
+	if (stale) {
+		ev->outcome = INJECT_OUT_STALE;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	return respond(s, ev, ev->error, INJECT_OUT_FAILED);
 }
 
 static int table_index(const struct inject_seccomp_session *s, int nr)
@@ -406,7 +446,7 @@ static int process(struct inject_seccomp_session *s,
 		rc = respond(s, ev, 0, INJECT_OUT_CONTINUED);
 		break;
 	case INJECT_ERRNO:
-		rc = respond(s, ev, ev->error, INJECT_OUT_FAILED);
+		rc = fail_call(s, sys, ev);
 		break;
 	default:
 		rc = kill_call(s, sys, ev);

@@ -430,7 +430,11 @@ void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 
 				snprintf(rule, sizeof(rule), "%s#%lu:%s", sc->name,
 					 occ, sc->actions[x]);
+				long long t0 = supervisor_now_ms();
 				kills += run_schedule(b, rule);
+				if (getenv("FENCECERT_JSYS_TRACE"))
+					print_message("%s: %s: %lld ms\n", b->name,
+						      rule, supervisor_now_ms() - t0);
 				runs++;
 			}
 		}
