@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -417,6 +419,88 @@ static void test_kill_after_sendto(void **state)
 	sct_finish(&c);
 }
 
+/* A connected loopback TCP pair: *client to hand to the route, *server
+ * (non-blocking) to read what it sent; the port goes to port. */
+static void tcp_pair(int *client, int *server, unsigned *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+	*port = ntohs(a.sin_port);
+	*client = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(*client, (struct sockaddr *)&a, sizeof(a)), 0);
+	*server = accept4(l, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	assert_true(*server >= 0);
+	close(l);
+}
+
+/* Sockets are named by their peer for scope, rules and discovery, and an
+ * ECONNRESET answered on one really ends the connection: the peer reads
+ * EOF although another copy of the socket (ours) stays open. */
+static void test_socket_peer_and_reset(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = { "s:hello", "s:world", "s:late", NULL };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+	struct pollfd pfd;
+	char peer[64], rule[96], buf[64];
+	unsigned port;
+	int client, server;
+
+	tcp_pair(&client, &server, &port);
+	snprintf(peer, sizeof(peer), "tcp:127.0.0.1:%u", port);
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, "tcp:*"), 0);
+	snprintf(rule, sizeof(rule), "sendto#2:errno:ECONNRESET@%s", peer);
+	sct_add(fx, rule);
+	sct_run_script(&c, fx->plan, fx->dir, client, ops);
+
+	sct_assert_exit(&c, ECONNRESET);
+	assert_string_equal(sct_slurp(fx, "progress"), "ok 0\nfail 1 104\n");
+	ev = sct_find_outcome(&c, INJECT_OUT_FAILED);
+	assert_non_null(ev);
+	assert_string_equal(ev->peer, peer);
+	assert_int_equal(fnmatch("socket:\\[*\\]", ev->path, 0), 0);
+	assert_int_equal(sct_stat_count(&c, "sendto", peer), 2);
+	/* "hello", then the end of the connection, not a silent socket */
+	assert_int_equal(read(server, buf, sizeof(buf)), 5);
+	pfd = (struct pollfd){ .fd = server, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(read(server, buf, sizeof(buf)), 0);
+	sct_finish(&c);
+	close(client);
+	close(server);
+}
+
+/* A watch glob on another peer leaves the socket out of scope. */
+static void test_socket_other_peer_out_of_scope(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops[] = { "s:hello", NULL };
+	struct sct_child c;
+	char glob[64], buf[16];
+	unsigned port;
+	int client, server;
+
+	tcp_pair(&client, &server, &port);
+	snprintf(glob, sizeof(glob), "tcp:127.0.0.1:%u", port == 1 ? 2 : port - 1);
+	assert_int_equal(inject_seccomp_plan_watch(fx->plan, glob), 0);
+	sct_add(fx, "sendto#1:errno:ECONNRESET");
+	sct_run_script(&c, fx->plan, fx->dir, client, ops);
+	sct_assert_exit(&c, 0);
+	assert_int_equal(sct_count_outcome(&c, INJECT_OUT_FAILED), 0);
+	assert_int_equal(read(server, buf, sizeof(buf)), 5);
+	sct_finish(&c);
+	close(client);
+	close(server);
+}
+
 static void test_errno(void **state)
 {
 	struct sct_fx *fx = *state;
@@ -746,6 +830,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_kill_after_pipe_write, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_rename_and_link, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_sendto, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_socket_peer_and_reset, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_socket_other_peer_out_of_scope, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_errno, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_path_filter, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_after_receive, sct_setup, sct_teardown),

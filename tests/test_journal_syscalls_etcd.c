@@ -1,0 +1,145 @@
+/*
+ * test_journal_syscalls_etcd.c -- self-certification of the etcd journal
+ * adapter under syscall faults on its connections (SPEC section 8,
+ * docs/syscall-faults.md); the driver, the exploration and the checks are
+ * tests/journal_syscalls.c's.
+ *
+ * libcurl sends each gateway request with one sendto and reads the answer
+ * with recvfrom on a kept-alive socket (strace of `fencecert journal
+ * create`); the scope is the sockets whose peer is a member named by
+ * $FENCECERT_ETCD_URL ("tcp:*:PORT" for each member's port), so curl's
+ * internal wake-up socketpair is not counted.
+ *
+ *   sendto, every occurrence:   kill_before, kill_after (the txn reached
+ *                               etcd, the client died before the answer),
+ *                               errno:ECONNRESET (the connection is gone:
+ *                               a write txn's outcome is unknown);
+ *   recvfrom, every occurrence: kill_before (the answer is there and is
+ *                               never read), errno:ECONNRESET.
+ *
+ * Each run is a fresh key prefix (PREFIX/jsys-PID-N), deleted at the end.
+ * Skips when $FENCECERT_ETCD_URL is unset (.ci/run sets it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal/etcd_client.h"
+#include "journal_syscalls.h"
+
+static const char *const send_actions[] = { "kill_before", "kill_after",
+					    "errno:ECONNRESET", NULL };
+static const char *const recv_actions[] = { "kill_before",
+					    "errno:ECONNRESET", NULL };
+
+static const struct jsys_syscall syscalls[] = {
+	{ "sendto", send_actions, 1 },
+	{ "recvfrom", recv_actions, 1 },
+};
+
+static char members[512]; /* HOST:PORT[,HOST:PORT...] */
+static char prefix[256];
+
+/* etcd://MEMBERS/PREFIX into members and prefix; 0 or -1. */
+static int parse_url(const char *url)
+{
+	const char *hosts = url + 7, *slash;
+
+	if (strncmp(url, "etcd://", 7) != 0 || !(slash = strchr(hosts, '/')) ||
+	    !slash[1] || (size_t)(slash - hosts) >= sizeof(members))
+		return -1;
+	memcpy(members, hosts, (size_t)(slash - hosts));
+	members[slash - hosts] = '\0';
+	snprintf(prefix, sizeof(prefix), "%s/jsys-%d", slash + 1, (int)getpid());
+	return 0;
+}
+
+static void fresh(struct jsys_run *r)
+{
+	snprintf(r->url, sizeof(r->url), "etcd://%s/%s/%lu", members, prefix,
+		 r->n);
+}
+
+/* "tcp:*:PORT" for every member. */
+static void scope(const struct jsys_run *r, struct inject_seccomp_plan *p)
+{
+	char glob[64];
+
+	(void)r;
+	for (const char *m = members; *m;) {
+		size_t len = strcspn(m, ",");
+		const char *colon = memchr(m, ':', len);
+
+		assert_non_null(colon);
+		snprintf(glob, sizeof(glob), "tcp:*:%.*s",
+			 (int)(len - (size_t)(colon + 1 - m)), colon + 1);
+		assert_int_equal(inject_seccomp_plan_watch(p, glob), 0);
+		m += len + (m[len] == ',');
+	}
+}
+
+/* Everything under prefix/ (all the runs' journals). */
+static void delete_prefix(void)
+{
+	char err[256], start[300], end[300];
+	struct etcd_txn_result res;
+	struct etcd_client *c;
+	struct etcd_txn t;
+
+	snprintf(start, sizeof(start), "%s/", prefix);
+	if (etcd_client_new(members, &c, err, sizeof(err)))
+		return;
+	if (!etcd_prefix_end(start, end, sizeof(end)) && !etcd_txn_init(&t)) {
+		if (!etcd_txn_delete(&t, ETCD_SUCCESS, start, end) &&
+		    !etcd_client_txn(c, &t, &res))
+			etcd_txn_result_release(&res);
+		etcd_txn_release(&t);
+	}
+	etcd_client_free(c);
+}
+
+static void test_every_send_and_receive(void **state)
+{
+	static const struct jsys_backend etcd = {
+		.name = "etcd", .syscalls = syscalls,
+		.nsyscalls = sizeof(syscalls) / sizeof(syscalls[0]),
+		.fresh = fresh, .scope = scope,
+	};
+	const char *env = getenv("FENCECERT_ETCD_URL");
+	unsigned long counts[16];
+
+	(void)state;
+	if (!env || !*env) {
+		print_message("skipped: FENCECERT_ETCD_URL is unset\n");
+		skip();
+	}
+	if (parse_url(env))
+		fail_msg("FENCECERT_ETCD_URL '%s' is not "
+			 "etcd://HOST:PORT[,...]/PREFIX", env);
+	jsys_explore(&etcd, counts);
+	delete_prefix();
+	assert_true(counts[0] > 0); /* requests were sent */
+	assert_true(counts[1] > 0); /* and answers read */
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_send_and_receive),
+	};
+	int rc;
+
+	if (jsys_driver_main(argc, argv, &rc))
+		return rc;
+	if (jsys_setup())
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	jsys_teardown();
+	return rc;
+}
