@@ -364,13 +364,19 @@ static void discover(const struct jsys_backend *b, unsigned long *counts)
 	end_run(b, &r);
 }
 
-/* One schedule: the rule, the checks, the recovery.  Returns whether the
- * faulted driver was killed. */
-static bool run_schedule(const struct jsys_backend *b, const char *rule)
+/* How the faulted drivers ended, for the summary line. */
+struct tally {
+	unsigned long runs, kills, seen; /* seen: a failed call reached the
+					  * driver (its stderr says which) */
+};
+
+/* One schedule: the rule, the checks, the recovery. */
+static void run_schedule(const struct jsys_backend *b, const char *rule,
+			 struct tally *t)
 {
 	struct ack a[MAX_ACKS];
 	size_t na = 0, nf, total;
-	char what[200];
+	char what[200], words[8];
 	struct jsys_run r;
 	struct inject_seccomp_plan *plan;
 	bool killed;
@@ -387,6 +393,10 @@ static bool run_schedule(const struct jsys_backend *b, const char *rule)
 	/* A fault the driver saw as an error is one it must get over. */
 	if (!killed)
 		assert_finished(&r, p, what);
+	last_words(&r, words, sizeof(words));
+	t->runs++;
+	t->kills += killed;
+	t->seen += !killed && words[0];
 	sv_proc_free(p);
 	inject_seccomp_plan_free(plan);
 	verify(&r, a, na, !killed, what);
@@ -397,7 +407,6 @@ static bool run_schedule(const struct jsys_backend *b, const char *rule)
 	sv_proc_free(p);
 	verify(&r, a, na, true, what);
 	end_run(b, &r);
-	return killed;
 }
 
 /* Is occurrence occ of count one the sample takes? */
@@ -409,7 +418,7 @@ static bool chosen(const struct jsys_syscall *s, unsigned long occ,
 
 void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 {
-	unsigned long runs = 0, kills = 0;
+	struct tally t = { 0, 0, 0 };
 	char why[128], line[512];
 	size_t used;
 
@@ -431,17 +440,18 @@ void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 				snprintf(rule, sizeof(rule), "%s#%lu:%s", sc->name,
 					 occ, sc->actions[x]);
 				long long t0 = supervisor_now_ms();
-				kills += run_schedule(b, rule);
+
+				run_schedule(b, rule, &t);
 				if (getenv("FENCECERT_JSYS_TRACE"))
 					print_message("%s: %s: %lld ms\n", b->name,
 						      rule, supervisor_now_ms() - t0);
-				runs++;
 			}
 		}
 	}
 	used = (size_t)snprintf(line, sizeof(line),
 				"%s journal under syscall faults: %lu runs, %lu "
-				"kills (occurrences:", b->name, runs, kills);
+				"kills, %lu errors the driver saw and got over "
+				"(occurrences:", b->name, t.runs, t.kills, t.seen);
 	for (size_t s = 0; s < b->nsyscalls && used < sizeof(line); s++)
 		used += (size_t)snprintf(line + used, sizeof(line) - used,
 					 " %s %lu%s", b->syscalls[s].name,
@@ -449,5 +459,5 @@ void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 					 " sampled" : "");
 	print_message("%s)\n", line);
 	/* the exploration must have explored something */
-	assert_true(runs > 0);
+	assert_true(t.runs > 0);
 }
