@@ -113,14 +113,6 @@ static int driver(const char *url)
 	return rc;
 }
 
-int jsys_driver_main(int argc, char **argv, int *rc)
-{
-	if (argc != 3 || strcmp(argv[1], "--driver") != 0)
-		return 0;
-	*rc = driver(argv[2]);
-	return 1;
-}
-
 /* ---- running it --------------------------------------------------------------- */
 
 struct ack {
@@ -131,27 +123,31 @@ struct ack {
 static supervisor *sv;
 static char self[4096];
 
-int jsys_setup(void)
+int jsys_main(int argc, char **argv, const char *name,
+	      void (*test)(void **state), void (*after)(void))
 {
+	const struct CMUnitTest tests[] = { { .name = name, .test_func = test } };
 	char err[256];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ssize_t n;
+	int rc;
 
+	if (argc == 3 && strcmp(argv[1], "--driver") == 0)
+		return driver(argv[2]);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
 		perror("readlink /proc/self/exe");
-		return -1;
+		return 1;
 	}
 	self[n] = '\0';
 	if (supervisor_new(&sv, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
-		return -1;
+		return 1;
 	}
-	return 0;
-}
-
-void jsys_teardown(void)
-{
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	supervisor_free(sv);
-	sv = NULL;
+	if (after)
+		after();
+	return rc;
 }
 
 /* The driver's stderr, for a failure message ("" if none). */

@@ -66,13 +66,14 @@ struct jsys_backend {
 	void (*release)(const struct jsys_run *r);
 };
 
-/* In main() before anything else: 1 and *rc set when this process is the
- * driver (argv: --driver URL), 0 otherwise. */
-int jsys_driver_main(int argc, char **argv, int *rc);
-
-/* The supervisor and this binary's path; 0 or -1 (message on stderr). */
-int jsys_setup(void);
-void jsys_teardown(void);
+/*
+ * The test binary's main(): the driver when argv says so (--driver URL),
+ * else the supervisor, the one cmocka test `test` named `name`, then
+ * `after` (may be NULL: cleanup of the backend's server).  Returns the exit
+ * status.
+ */
+int jsys_main(int argc, char **argv, const char *name,
+	      void (*test)(void **state), void (*after)(void));
 
 /* The whole exploration of the header comment, as cmocka assertions;
  * skips when seccomp user notification is unavailable.  counts[s] gets

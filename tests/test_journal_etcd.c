@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "etcd_prefix.h"
 #include "journal/etcd_client.h"
 #include "journal/journal.h"
 #include "journal_conformance.h"
@@ -106,24 +107,6 @@ static void rm_tree(const char *dir)
 }
 
 /* Delete every key under prefix + "/" through a raw client. */
-static void delete_prefix(const char *hosts, const char *prefix)
-{
-	char err[256], start[256], end[256];
-	struct etcd_txn_result res;
-	struct etcd_client *c;
-	struct etcd_txn t;
-
-	snprintf(start, sizeof(start), "%s/", prefix);
-	if (etcd_client_new(hosts, &c, err, sizeof(err)))
-		return;
-	if (!etcd_prefix_end(start, end, sizeof(end)) && !etcd_txn_init(&t)) {
-		if (!etcd_txn_delete(&t, ETCD_SUCCESS, start, end) &&
-		    !etcd_client_txn(c, &t, &res))
-			etcd_txn_result_release(&res);
-		etcd_txn_release(&t);
-	}
-	etcd_client_free(c);
-}
 
 static long long mono_ms(void)
 {
@@ -687,7 +670,7 @@ static void teardown_server(void)
 	char cmd[512];
 
 	if (members[0] && base[0])
-		delete_prefix(members, base);
+		etcd_test_delete_prefix(members, base);
 	if (started) {
 		snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/one'", tmpdir);
 		run(cmd, NULL, 0);

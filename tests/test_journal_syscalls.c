@@ -58,16 +58,5 @@ static void test_every_sync_and_write(void **state)
 
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_sync_and_write),
-	};
-	int rc;
-
-	if (jsys_driver_main(argc, argv, &rc))
-		return rc;
-	if (jsys_setup())
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	jsys_teardown();
-	return rc;
+	return jsys_main(argc, argv, "test_every_sync_and_write", test_every_sync_and_write, NULL);
 }

@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "journal/etcd_client.h"
+#include "etcd_prefix.h"
 #include "journal_syscalls.h"
 
 static const char *const send_actions[] = { "kill_before", "kill_after",
@@ -84,26 +84,6 @@ static void scope(const struct jsys_run *r, struct inject_seccomp_plan *p)
 	}
 }
 
-/* Everything under prefix/ (all the runs' journals). */
-static void delete_prefix(void)
-{
-	char err[256], start[300], end[300];
-	struct etcd_txn_result res;
-	struct etcd_client *c;
-	struct etcd_txn t;
-
-	snprintf(start, sizeof(start), "%s/", prefix);
-	if (etcd_client_new(members, &c, err, sizeof(err)))
-		return;
-	if (!etcd_prefix_end(start, end, sizeof(end)) && !etcd_txn_init(&t)) {
-		if (!etcd_txn_delete(&t, ETCD_SUCCESS, start, end) &&
-		    !etcd_client_txn(c, &t, &res))
-			etcd_txn_result_release(&res);
-		etcd_txn_release(&t);
-	}
-	etcd_client_free(c);
-}
-
 static void test_every_send_and_receive(void **state)
 {
 	static const struct jsys_backend etcd = {
@@ -123,23 +103,18 @@ static void test_every_send_and_receive(void **state)
 		fail_msg("FENCECERT_ETCD_URL '%s' is not "
 			 "etcd://HOST:PORT[,...]/PREFIX", env);
 	jsys_explore(&etcd, counts);
-	delete_prefix();
 	assert_true(counts[0] > 0); /* requests were sent */
 	assert_true(counts[1] > 0); /* and answers read */
 }
 
+/* Delete the runs' journals. */
+static void release(void)
+{
+	if (members[0])
+		etcd_test_delete_prefix(members, prefix);
+}
+
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_send_and_receive),
-	};
-	int rc;
-
-	if (jsys_driver_main(argc, argv, &rc))
-		return rc;
-	if (jsys_setup())
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	jsys_teardown();
-	return rc;
+	return jsys_main(argc, argv, "test_every_send_and_receive", test_every_send_and_receive, release);
 }

@@ -107,20 +107,14 @@ static void test_every_send_and_receive(void **state)
 	assert_true(counts[1] > 0); /* and replies read */
 }
 
+/* Drop the runs' schemas. */
+static void release(void)
+{
+	if (used_server && pg_server_release())
+		fprintf(stderr, "cannot drop the test schemas\n");
+}
+
 int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_send_and_receive),
-	};
-	int rc;
-
-	if (jsys_driver_main(argc, argv, &rc))
-		return rc;
-	if (jsys_setup())
-		return 1;
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	jsys_teardown();
-	if (used_server && pg_server_release())
-		rc = rc ? rc : 1;
-	return rc;
+	return jsys_main(argc, argv, "test_every_send_and_receive", test_every_send_and_receive, release);
 }
