@@ -14,13 +14,13 @@
  * both sides of a ratio instead of one.  Exit status 1 below the target.
  * $FENCECERT_BENCH_SLICE_MS shortens or lengthens the slices.
  */
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "harness/fsutil.h"
 #include "common.h"
 #include "journal/journal.h"
 
@@ -112,15 +112,6 @@ static double cas_slice(journal *j, struct journal_entry *e, double slice_s)
 	return (double)n / (t - start);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	const char *env = getenv("FENCECERT_BENCH_SLICE_MS");
@@ -178,6 +169,7 @@ int main(void)
 	sqlite3_finalize(r.update);
 	sqlite3_finalize(r.commit);
 	sqlite3_close(r.db);
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (fs_remove_tree(dir))
+		fprintf(stderr, "cannot remove '%s'\n", dir);
 	return result >= TARGET_PERCENT ? 0 : 1;
 }
