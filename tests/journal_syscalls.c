@@ -2,7 +2,6 @@
  * journal_syscalls.c -- see journal_syscalls.h.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "harness/fsutil.h"
 #include "harness/supervise.h"
 #include "journal/journal.h"
 #include "journal_conformance.h"
@@ -280,15 +280,6 @@ static void verify(const struct jsys_run *r, const struct ack *a, size_t na,
 	journal_close(j);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* In /dev/shm when it is writable: kills test process death, not power
  * loss, and a disk's fsyncs would make the test slow for nothing. */
 static void fresh_run(const struct jsys_backend *b, struct jsys_run *r)
@@ -309,7 +300,8 @@ static void end_run(const struct jsys_backend *b, const struct jsys_run *r)
 {
 	if (b->release)
 		b->release(r);
-	nftw(r->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (fs_remove_tree(r->dir))
+		fail_msg("cannot remove '%s'", r->dir);
 }
 
 static struct inject_seccomp_plan *plan_for(const struct jsys_backend *b,

@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "etcd_prefix.h"
+#include "etcd_server.h"
 #include "journal_syscalls.h"
 
 static const char *const send_actions[] = { "kill_before", "kill_after",
