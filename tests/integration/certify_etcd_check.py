@@ -10,7 +10,11 @@ Used by certify_etcd.sh.  Beyond "every verdict met its expectation":
 - quorum-lost: m2 and m3 were stopped in try 1, which then exited 75 and
   changed no row of the target (its row_deltas are empty); m2 was started
   after it, and a later try completed the operation (journal COMPLETE,
-  every row exactly once).
+  every row exactly once);
+- journal-socket (c-etcd-journal only): syscall faults on the journal's
+  connections were explored -- sendto and recvfrom schedules, each fault
+  fired (applied), kills and ECONNRESETs among them -- and every schedule
+  ended with the operation complete.
 
 Problems go to stderr and make the exit status 1.
 """
@@ -70,6 +74,22 @@ def check_certified(route, problems):
     completed(s, problems, where)
 
 
+def check_journal_socket(route, problems):
+    where = route["name"] + " journal-socket"
+    runs = [s for s in route["schedules"] if s["scenario"] == "journal-socket"
+            and s["schedule"] != "clean"]
+    rules = [s["schedule"] for s in runs]
+    for call in ("sendto#", "recvfrom#"):
+        for action in (":kill_before", ":errno:ECONNRESET"):
+            if not any(call in r and action in r for r in rules):
+                problems.append("%s: no %s...%s schedule" % (
+                    where, call, action))
+    for s in runs:
+        if not s["applied"]:
+            problems.append("%s: %s never fired" % (where, s["schedule"]))
+        completed(s, problems, "%s %s" % (where, s["schedule"]))
+
+
 def main(path):
     report = json.load(open(path))
     problems = []
@@ -83,6 +103,8 @@ def main(path):
                 name, route["verdict"], route["expected"]))
         if name in CERTIFIED:
             check_certified(route, problems)
+        if name == "c-etcd-journal":
+            check_journal_socket(route, problems)
         elif name in CONTROLS:
             if not any(v["invariant"] == 1 and
                        v["scenario"] == "kill-after-target-commit"
