@@ -34,10 +34,11 @@
  * is not counted, so a restarted call keeps its number.
  *
  * Rules.  A rule is (syscall, occurrence N, optional glob, action).  Each rule
- * keeps its own counter of in-scope calls of its syscall whose path (or from,
- * or peer) matches its glob; it fires on the N-th (N = 0: on every one).  When several rules fire on
- * one call, the first in plan order acts; every matching rule counts.  Rule
- * string form (what reports print and the plan parses):
+ * keeps its own counter of in-scope calls of its syscall whose path (or
+ * from, or peer) matches its glob; it fires on the N-th (N = 0: on every
+ * one).  When several rules fire on one call, the first in plan order acts;
+ * every matching rule counts.  Rule string form (what reports print and the
+ * plan parses):
  *
  *   SYSCALL ['#' N] ':' ACTION ['@' GLOB]
  *   ACTION = count | kill_before | kill_after | errno:NAME     (NAME: EIO, ...)

@@ -2,7 +2,9 @@
  * inject_seccomp_perform.c -- kill_after: the supervisor runs the route's
  * pending call itself, on the route's own open file descriptions, so the
  * effect lands exactly as if the route had made it; the session then kills
- * the route, which never sees the result.
+ * the route, which never sees the result.  Also what else needs the
+ * route's fds: a socket's peer (for scope and globs) and ending a
+ * connection an injected ECONNRESET says is gone.
  *
  * Invariants:
  *  1. Everything is read from the route (fds through pidfd_getfd, bytes and
@@ -24,9 +26,9 @@
  *     FC_IO.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
