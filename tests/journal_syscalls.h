@@ -26,6 +26,8 @@
  *      a driver that was not killed (an errno fault) must have finished
  *      every operation itself; and a second driver without faults
  *      finishes every operation, checked the same way.
+ *
+ * FENCECERT_JSYS_TRACE=1 prints each schedule's wall time.
  */
 #ifndef FENCECERT_TESTS_JOURNAL_SYSCALLS_H
 #define FENCECERT_TESTS_JOURNAL_SYSCALLS_H
