@@ -84,7 +84,8 @@ int orch__seccomp_stats(struct orch *o, int idx,
 			const struct inject_seccomp_session *s) FC_MUST_CHECK;
 
 /* Does path name one of the journal's files (sqlite: the database and its
- * -journal / -wal)? */
+ * -journal / -wal), or its connection (a socket, when the journal is the
+ * only server the route uses: PostgreSQL or etcd with a local target)? */
 bool orch__journal_file(const struct orch *o, const char *path);
 /* This fencecert binary (what routes get as FENCECERT_BIN). */
 const char *orch__self_exe(void);

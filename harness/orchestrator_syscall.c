@@ -199,12 +199,37 @@ int orch__seccomp_stats(struct orch *o, int idx,
 	return 0;
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * A failed call on a socket is one on the journal's connection when the
+ * journal is a server (PostgreSQL, etcd) and the target is not (SQLite, a
+ * file): the journal is then the only server the route talks to.  With
+ * both on servers the fault record (it names "socket:[N]", not the peer)
+ * cannot tell the two connections apart, and nothing is claimed.
+ */
+static bool journal_socket(const struct orch *o, const char *path)
+{
+	const char *target = o->p->route->target;
+
+	return has_prefix(path, "socket:[") &&
+	       (has_prefix(o->journal_url, "postgresql://") ||
+		has_prefix(o->journal_url, "postgres://") ||
+		has_prefix(o->journal_url, "etcd://")) &&
+	       (has_prefix(target, "sqlite:") || has_prefix(target, "file:"));
+}
+
 bool orch__journal_file(const struct orch *o, const char *path)
 {
 	const char *db;
 	size_t n;
 
-	if (!o->journal_url || strncmp(o->journal_url, "sqlite:", 7) != 0)
+	if (journal_socket(o, path))
+		return true;
+	if (!has_prefix(o->journal_url, "sqlite:"))
 		return false;
 	db = o->journal_url + 7;
 	n = strlen(db);

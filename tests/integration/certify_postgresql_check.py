@@ -110,8 +110,40 @@ def suite(report):
                       "%s %s: try 2 never held its lease" % (name, scen))
 
 
+def journal_socket(report):
+    """journal-send / journal-receive: syscall faults on the journal's
+    socket all fired and every operation completed; ECONNRESET made tries
+    whose journal failed (invariant 9 judges them), and most of those
+    changed no target row."""
+    route = {r["name"]: r for r in report["routes"]}.get("c-pgjournal-sqlite")
+    check(route is not None, "c-pgjournal-sqlite missing")
+    if not route:
+        return
+    dead = untouched = 0
+    for scen in ("journal-send", "journal-receive"):
+        runs = [s for s in schedules(route, scen) if s["kind"] == "syscall"]
+        check(len(runs) >= 4, "%s: %d syscall schedules" % (scen, len(runs)))
+        for s in runs:
+            check(s["applied"] and all(f["fired"] for f in s["faults"]),
+                  "%s %s: never fired" % (scen, s["schedule"]))
+            check(s["operations"][0]["task"] == "success",
+                  "%s %s: task %s" % (scen, s["schedule"],
+                                      s["operations"][0]["task"]))
+            for a in s["attempts"]:
+                if a.get("journal_failed"):
+                    dead += 1
+                    untouched += not a["row_deltas"]
+    check(dead > 0, "journal-send: no try had its journal connection fail")
+    check(untouched * 2 > dead, "journal-send: only %d of %d tries whose "
+          "journal failed left the target untouched" % (untouched, dead))
+    print("journal socket: %d tries with a failed journal call, %d changed "
+          "no target row" % (dead, untouched))
+
+
 def main(path):
-    suite(json.load(open(path)))
+    report = json.load(open(path))
+    suite(report)
+    journal_socket(report)
     for p in problems:
         print("problem: " + p, file=sys.stderr)
     return 1 if problems else 0
