@@ -449,3 +449,34 @@ void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 	/* the exploration must have explored something */
 	assert_true(t.runs > 0);
 }
+
+const char *jsys_server_or_skip(const char *name)
+{
+	const char *url = getenv(name);
+
+	if (!url || !*url) {
+		print_message("skipped: %s is unset\n", name);
+		skip();
+	}
+	return url;
+}
+
+void jsys_explore_sockets(const struct jsys_backend *b)
+{
+	static const char *const send_actions[] = {
+		"kill_before", "kill_after", "errno:ECONNRESET", NULL };
+	static const char *const recv_actions[] = {
+		"kill_before", "errno:ECONNRESET", NULL };
+	static const struct jsys_syscall sockets[] = {
+		{ "sendto", send_actions, 1 },
+		{ "recvfrom", recv_actions, 1 },
+	};
+	struct jsys_backend net = *b;
+	unsigned long counts[16];
+
+	net.syscalls = sockets;
+	net.nsyscalls = sizeof(sockets) / sizeof(sockets[0]);
+	jsys_explore(&net, counts);
+	assert_true(counts[0] > 0); /* requests were sent */
+	assert_true(counts[1] > 0); /* and answers read */
+}

@@ -82,4 +82,16 @@ int jsys_main(int argc, char **argv, const char *name,
  * the discovered occurrences of b->syscalls[s] (at most 16 syscalls). */
 void jsys_explore(const struct jsys_backend *b, unsigned long *counts);
 
+/* The value of environment variable `name` (a server's URL); skips the
+ * calling test, saying why, when it is unset or empty. */
+const char *jsys_server_or_skip(const char *name);
+
+/*
+ * The exploration of a journal adapter that talks to a server (its scope:
+ * that server's sockets, by peer): every sendto x kill_before, kill_after,
+ * errno:ECONNRESET and every recvfrom x kill_before, errno:ECONNRESET
+ * (b->syscalls is ignored); both must have occurred.
+ */
+void jsys_explore_sockets(const struct jsys_backend *b);
+
 #endif

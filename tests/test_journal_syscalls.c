@@ -58,5 +58,6 @@ static void test_every_sync_and_write(void **state)
 
 int main(int argc, char **argv)
 {
-	return jsys_main(argc, argv, "test_every_sync_and_write", test_every_sync_and_write, NULL);
+	return jsys_main(argc, argv, "test_every_sync_and_write",
+			 test_every_sync_and_write, NULL);
 }
