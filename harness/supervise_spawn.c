@@ -7,7 +7,8 @@
  *     async-signal-safe calls until exec.
  *  2. Every fd the parent opens is close-on-exec and numbered above
  *     CHILD_FP_FD, so the child's dup2s onto 0-3 clobber nothing it needs;
- *     the child inherits exactly 0-2 and its failpoint end as fd 3.
+ *     the child inherits exactly 0-2 and its failpoint end as fd 3 (it
+ *     closes what our own parent left open), as through a fork server.
  *  3. The child is in its own process group, dies with its parent
  *     (PR_SET_PDEATHSIG, checked with getppid()), and starts with default
  *     signal dispositions and an empty mask.
@@ -161,6 +162,9 @@ static void child_exec(const struct child_plan *cp)
 #endif
 	if (cp->cwd && chdir(cp->cwd) < 0)
 		goto fail;
+	/* fds our own parent left open without close-on-exec */
+	watchdog__close_from_except(CHILD_FP_FD + 1, cp->report_fd,
+				    cp->seccomp ? cp->seccomp_sock : -1);
 	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
 							cp->seccomp_sock) < 0) {
 		if (!errno)

@@ -194,23 +194,6 @@ static void reply(int sock, const char *fmt, long v)
 	}
 }
 
-/* Close every fd from lowfd up except a and b. */
-static void close_all_but(int lowfd, int a, int b)
-{
-	int keep[2] = { a < b ? a : b, a < b ? b : a };
-
-	for (int i = 0; i < 2; i++) {
-		if (keep[i] < lowfd)
-			continue;
-		if (keep[i] > lowfd && syscall(SYS_close_range, (unsigned)lowfd,
-					       (unsigned)keep[i] - 1, 0) < 0)
-			for (int fd = lowfd; fd < keep[i]; fd++)
-				close(fd);
-		lowfd = keep[i] + 1;
-	}
-	watchdog__close_from(lowfd);
-}
-
 static int load_filter(const struct request *rq, int sock)
 {
 	struct sock_fprog prog = { .len = (unsigned short)rq->bpf_len,
@@ -256,7 +239,7 @@ static void child_setup(const struct request *rq, pid_t harness)
 	if (rq->cwd && chdir(rq->cwd) < 0)
 		goto fail;
 	environ = rq->env;
-	close_all_but(CHILD_FP_FD + 1, report, secsock);
+	watchdog__close_from_except(CHILD_FP_FD + 1, report, secsock);
 	close(report);
 	if (secsock >= 0) {
 		if (load_filter(rq, secsock) < 0)
