@@ -44,6 +44,8 @@
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
 
+static char *const server_env[] = { (char *)"LD_BIND_NOW=1", NULL };
+
 void supervisor_set_fork_server_timeout(supervisor *sv, long long ms)
 {
 	sv->forksrv_timeout_ms = ms > 0 ? ms : FORKSRV_TIMEOUT_MS;
@@ -154,9 +156,11 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 		return FC_NOMEM;
 	}
 	/* stdout and stderr of the server are /dev/null: each attempt gets
-	 * its own in the request */
+	 * its own in the request.  The dynamic linker binds every symbol once
+	 * in the server, not lazily again in each child. */
 	rc = sv__spawn(sv, &(struct sv_spawn){ .argv = req->argv,
-		       .cwd = req->cwd }, true, &srv->proc, err, errlen);
+		       .cwd = req->cwd, .env = server_env }, true, &srv->proc,
+		       err, errlen);
 	if (rc) {
 		free(srv);
 		return rc;
