@@ -44,6 +44,13 @@ extern char **environ;
 #define CHILD_FP_FD 3
 
 static pid_t server_pid; /* in a child: the server that cloned it */
+/* The dispositions the program started with (default, as the harness
+ * execs it; a sanitizer runtime's own handlers in sanitized builds): what
+ * an exec'd attempt would start main() with. */
+static struct sigaction initial_actions[32];
+/* in a child: its argv, for as long as it lives (volatile: kept, so leak
+ * checkers see it referenced) */
+static char **volatile child_argv;
 
 pid_t fork_server_pid(void)
 {
@@ -227,7 +234,7 @@ static void child_setup(const struct request *rq, pid_t harness)
 		_exit(127);
 	for (int s = 1; s < 32; s++)
 		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
+			sigaction(s, &initial_actions[s], NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -270,12 +277,14 @@ fail:
  * server's, and undoing the server's initialisation in every attempt is
  * pure cost.  Handlers the attempt registers itself still run (first).
  */
+#ifndef SANITIZED_BUILD
 static void child_exit(int status, void *arg)
 {
 	(void)arg;
 	fflush(NULL);
 	_exit(status);
 }
+#endif
 
 /* The request's fds must not sit on 0-3, where the child dup2s. */
 static bool fds_high(struct request *rq)
@@ -312,6 +321,8 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 		exit(64);
 	}
 	sock = (int)fdl;
+	for (int s = 1; s < 32; s++)
+		sigaction(s, NULL, &initial_actions[s]);
 	fcntl(sock, F_SETFD, FD_CLOEXEC);
 	if (warm_up)
 		warm_up();
@@ -336,12 +347,14 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 				     NULL, NULL, NULL);
 		if (pid == 0) {
 			child_setup(&rq, harness);
+			free(rq.bpf); /* loaded; argv and env stay */
 #ifndef SANITIZED_BUILD
 			on_exit(child_exit, NULL);
 #endif
 			server_pid = self;
+			child_argv = rq.argv;
 			*argc = rq.argc;
-			*argv = rq.argv;
+			*argv = child_argv;
 			return 0;
 		}
 		if (pid < 0)
