@@ -591,36 +591,31 @@ static void test_run_queues_other_events(void **state)
 	supervisor_free(sv); /* kills p */
 }
 
-/*
- * The supervising process dies by SIGKILL while a route and the route's
- * own child run: the route dies of PDEATHSIG, the grandchild (no PDEATHSIG)
- * only because the watchdog kills the group.
- */
-static void test_watchdog(void **state)
+/* Fork a supervising process that spawns req (with marker in its own
+ * environment too when harness_marked), wait until `marked` processes
+ * carry the marker, SIGKILL it: none of them may survive. */
+static void sigkill_supervisor(char *marker, const struct sv_spawn *req,
+			       int marked, bool harness_marked)
 {
-	char marker[128];
 	int ready[2];
 	pid_t harness;
 	char c;
 
-	(void)state;
-	snprintf(marker, sizeof(marker), "SUPERVISE_TEST_MARK=wd-%d", getpid());
 	assert_int_equal(pipe(ready), 0);
 	harness = fork();
 	assert_true(harness >= 0);
 	if (harness == 0) {
 		supervisor *sv;
 		sv_proc *p;
-		char err[256], *argv[] = { (char *)"sh", (char *)"-c",
-					   (char *)"sleep 300 & sleep 300", NULL };
-		char *env[2] = { marker, NULL };
+		char err[256];
+
 		close(ready[0]);
+		if (harness_marked)
+			putenv(marker);
 		if (supervisor_new(&sv, err, sizeof(err)) ||
-		    supervisor_spawn(sv, &(struct sv_spawn){ .argv = argv,
-				     .env = env }, &p, err, sizeof(err)))
+		    supervisor_spawn(sv, req, &p, err, sizeof(err)))
 			_exit(1);
-		/* let sh start its background child */
-		while (count_marked(marker) < 3)
+		while (count_marked(marker) < marked)
 			usleep(10000);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
@@ -630,12 +625,29 @@ static void test_watchdog(void **state)
 	close(ready[1]);
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
-	assert_true(count_marked(marker) >= 3);
+	assert_true(count_marked(marker) >= marked);
 	kill(harness, SIGKILL);
 	waitpid(harness, NULL, 0);
 	assert_int_equal(wait_unmarked(marker, 2000), 0);
 }
 
+/*
+ * The supervising process dies by SIGKILL while a route and the route's
+ * own child run: the route dies of PDEATHSIG, the grandchild (no PDEATHSIG)
+ * only because the watchdog kills the group.
+ */
+static void test_watchdog(void **state)
+{
+	char marker[128], *argv[] = { (char *)"sh", (char *)"-c",
+				      (char *)"sleep 300 & sleep 300", NULL };
+	char *env[2] = { marker, NULL };
+
+	(void)state;
+	snprintf(marker, sizeof(marker), "SUPERVISE_TEST_MARK=wd-%d", getpid());
+	/* sh, its background sleep and its foreground one */
+	sigkill_supervisor(marker, &(struct sv_spawn){ .argv = argv,
+			   .env = env }, 3, false);
+}
 
 /* --- the fork server ------------------------------------------------------ */
 
@@ -871,42 +883,14 @@ static void test_forksrv_seccomp(void **state)
  * in the server's and (a clone of it) the attempt's /proc environ. */
 static void test_forksrv_watchdog(void **state)
 {
-	char marker[128];
-	int ready[2];
-	pid_t harness;
-	char c;
+	char marker[128], *argv[4];
 
 	(void)state;
 	snprintf(marker, sizeof(marker), "SUPERVISE_TEST_MARK=fswd-%d", getpid());
-	assert_int_equal(pipe(ready), 0);
-	harness = fork();
-	assert_true(harness >= 0);
-	if (harness == 0) {
-		supervisor *sv;
-		sv_proc *p;
-		char err[256], *argv[4];
-
-		close(ready[0]);
-		putenv(marker);
-		argv_for("hang", argv);
-		if (supervisor_new(&sv, err, sizeof(err)) ||
-		    supervisor_spawn(sv, &(struct sv_spawn){ .argv = argv,
-				     .fork_server = true }, &p, err, sizeof(err)))
-			_exit(1);
-		while (count_marked(marker) < 2) /* server and attempt */
-			usleep(10000);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	assert_int_equal(count_marked(marker), 2);
-	kill(harness, SIGKILL);
-	waitpid(harness, NULL, 0);
-	assert_int_equal(wait_unmarked(marker, 2000), 0);
+	argv_for("hang", argv);
+	/* the server and the attempt */
+	sigkill_supervisor(marker, &(struct sv_spawn){ .argv = argv,
+			   .fork_server = true }, 2, true);
 }
 
 /* The same through `fencecert certify`: SIGKILL it mid-suite. */
