@@ -142,7 +142,7 @@ static ssize_t recv_timed(supervisor *sv, int fd, char *buf, size_t len)
 }
 
 static int server_start(supervisor *sv, const struct sv_spawn *req,
-			char *key, size_t keylen, struct sv_forksrv **out,
+			const char *key, size_t keylen, struct sv_forksrv **out,
 			char *err, size_t errlen)
 {
 	struct sv_forksrv *srv = calloc(1, sizeof(*srv)), **last;
@@ -151,10 +151,13 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 	ssize_t r;
 	int rc;
 
-	if (!srv) {
+	if (!srv || !(srv->key = malloc(keylen))) {
+		free(srv);
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
+	memcpy(srv->key, key, keylen);
+	srv->keylen = keylen;
 	/* stdout and stderr of the server are /dev/null: each attempt gets
 	 * its own in the request.  The dynamic linker binds every symbol once
 	 * in the server, not lazily again in each child. */
@@ -162,6 +165,7 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 		       .cwd = req->cwd, .env = server_env }, true, &srv->proc,
 		       err, errlen);
 	if (rc) {
+		free(srv->key);
 		free(srv);
 		return rc;
 	}
@@ -179,6 +183,7 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 			snprintf(err, errlen, "%s did not say hello within "
 				 "%lld ms", name, sv->forksrv_timeout_ms);
 		sv_proc_free(srv->proc);
+		free(srv->key);
 		free(srv);
 		return FC_IO;
 	}
@@ -191,8 +196,6 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 			oldest = oldest->next;
 		server_stop(sv, oldest);
 	}
-	srv->key = key;
-	srv->keylen = keylen;
 	srv->next = sv->servers;
 	sv->servers = srv;
 	*out = srv;
@@ -326,48 +329,32 @@ int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
 	char name[300];
 	size_t keylen;
 	char *key = make_key(req, &keylen);
+	int rc = GONE;
 
 	if (!key) {
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 2 && rc == GONE; round++) {
 		struct sv_forksrv *srv = sv->servers;
-		int rc;
 
 		while (srv && (srv->keylen != keylen ||
 			       memcmp(srv->key, key, keylen) != 0))
 			srv = srv->next;
 		if (!srv) {
 			rc = server_start(sv, req, key, keylen, &srv, err, errlen);
-			if (rc) {
-				free(key);
-				return rc;
-			}
-			key = NULL; /* the server owns it */
+			if (rc)
+				break;
 		}
 		rc = request_send(srv->proc->fp_fd, req, cp, err, errlen);
 		if (rc == SENT)
 			rc = reply_read(sv, srv, req, pid, err, errlen);
-		if (rc == SENT) {
-			free(key);
-			return 0;
-		}
-		if (rc != GONE) {
-			free(key);
-			return rc;
-		}
-		/* invariant 3: stop it; the next round starts a new one */
-		if (!key)
-			key = make_key(req, &keylen);
-		server_stop(sv, srv);
-		if (!key) {
-			snprintf(err, errlen, "out of memory");
-			return FC_NOMEM;
-		}
+		if (rc == GONE) /* invariant 3: the next round starts another */
+			server_stop(sv, srv);
 	}
 	free(key);
-	snprintf(err, errlen, "%s died or did not answer a spawn request, "
-		 "twice", who(req, name, sizeof(name)));
-	return FC_IO;
+	if (rc == GONE)
+		snprintf(err, errlen, "%s died or did not answer a spawn "
+			 "request, twice", who(req, name, sizeof(name)));
+	return rc == GONE ? FC_IO : rc;
 }
