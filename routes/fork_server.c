@@ -18,6 +18,10 @@
  *     filter intercepts (invariant 1 of inject_seccomp_child.c).
  *  5. A malformed request is answered "error EPROTO" and its fds closed;
  *     the server goes on serving.  EOF on the socket ends the server.
+ *  6. Sanitized builds clone the same way: the server has one thread, so
+ *     no sanitizer lock can be held across the clone (what their fork
+ *     interceptors protect against), and the child keeps the runtime's
+ *     signal handlers and exit-time leak check.
  */
 #include <errno.h>
 #include <fcntl.h>
