@@ -453,6 +453,12 @@ void target_reader_free(target_reader *r)
 	free(r);
 }
 
+void target_reader_drop(target_reader *r)
+{
+	if (r && r->sq)
+		target_sqlite__drop(r->sq);
+}
+
 int target_reader_rows(target_reader *r, const char *table, target_row_fn fn,
 		       void *ctx, char *err, size_t errlen)
 {

@@ -80,6 +80,9 @@ typedef struct target_reader target_reader;
 int target_reader_new(const char *url, target_reader **out, char *err,
 		      size_t errlen) FC_MUST_CHECK;
 void target_reader_free(target_reader *r); /* NULL is a no-op */
+/* Close the connection now (the next call opens the file again): between
+ * calls the target then sees no connection of ours at all. */
+void target_reader_drop(target_reader *r);
 
 int target_reader_rows(target_reader *r, const char *table, target_row_fn fn,
 		       void *ctx, char *err, size_t errlen) FC_MUST_CHECK;

@@ -14,6 +14,7 @@ struct target_sqlite;
 int target_sqlite__new(const char *path, struct target_sqlite **out)
 	FC_MUST_CHECK;
 void target_sqlite__free(struct target_sqlite *t); /* NULL is a no-op */
+void target_sqlite__drop(struct target_sqlite *t); /* close the connection */
 
 int target_sqlite__rows(struct target_sqlite *t, const char *table,
 			target_row_fn fn, void *ctx, char *err, size_t errlen)

@@ -81,6 +81,11 @@ int target_sqlite__new(const char *path, struct target_sqlite **out)
 	return 0;
 }
 
+void target_sqlite__drop(struct target_sqlite *t)
+{
+	drop(t);
+}
+
 void target_sqlite__free(struct target_sqlite *t)
 {
 	if (!t)

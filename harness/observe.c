@@ -31,6 +31,7 @@
 struct observer {
 	char *target;       /* expanded URL */
 	target_reader *reader; /* kept for the schedule: one connection */
+	bool one_shot;         /* drop the connection after each look */
 	char *sql;          /* observe.sql or NULL */
 	char **argv;        /* expanded observe.command or NULL */
 	char *table;
@@ -143,6 +144,11 @@ nomem:
 fail:
 	observer_free(o);
 	return rc;
+}
+
+void observer_one_shot(observer *o)
+{
+	o->one_shot = true;
 }
 
 const char *observer_target(const observer *o)
@@ -373,6 +379,8 @@ int observer_take(observer *o, struct rec_observation *out)
 			fail(o, rc, "cannot list fences of '%s': %s", o->target,
 			     err);
 	}
+	if (o->one_shot)
+		target_reader_drop(o->reader);
 	if (rc) {
 		rows_release(&r);
 		free(fs.v);

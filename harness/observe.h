@@ -46,6 +46,14 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		 observer **out, char *err, size_t errlen) FC_MUST_CHECK;
 void observer_free(observer *o); /* NULL is a no-op */
 
+/*
+ * Close the target after every observation instead of keeping it open for
+ * the schedule: for schedules whose route runs under syscall faults, so
+ * the route's own close (checkpoint and all) is what it would be alone,
+ * and its syscalls are the ones discovery counted.
+ */
+void observer_one_shot(observer *o);
+
 /* The expanded target URL. */
 const char *observer_target(const observer *o);
 

@@ -358,6 +358,41 @@ static void test_sqlite_reader_kept_open(void **state)
 	target_reader_free(r);
 }
 
+/* In WAL mode a kept connection holds what any idle WAL connection holds
+ * (the route's last close then finds it and leaves the -wal alone);
+ * target_reader_drop() lets go of everything. */
+static int switch_to_rollback(const char *path)
+{
+	sqlite3 *db;
+	int rc;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	rc = sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
+static void test_sqlite_reader_drop(void **state)
+{
+	struct tctx *x = *state;
+	char err[512];
+	target_reader *r;
+	struct seen s;
+
+	sql(x->path, "PRAGMA journal_mode=WAL; CREATE TABLE events(row_key "
+		     "TEXT, payload TEXT, operation_id TEXT);"
+		     "INSERT INTO events VALUES('a', 'x', 'op1');");
+	assert_int_equal(target_reader_new(x->url, &r, err, sizeof(err)), 0);
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "a|op1|1\n");
+	assert_int_equal(switch_to_rollback(x->path), SQLITE_BUSY);
+	target_reader_drop(r);
+	assert_int_equal(switch_to_rollback(x->path), SQLITE_OK);
+	reader_rows(r, &s); /* and it opens again */
+	assert_string_equal(s.text, "a|op1|1\n");
+	target_reader_free(r);
+}
+
 static void test_sqlite_reader_sql_errors(void **state)
 {
 	struct tctx *x = *state;
@@ -647,6 +682,8 @@ int main(void)
 			test_sqlite_observer_is_read_only, setup_sqlite,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_reader_kept_open,
+						setup_sqlite, teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_reader_drop,
 						setup_sqlite, teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_reader_sql_errors,
 						setup_sqlite, teardown),
