@@ -42,28 +42,32 @@
 
 enum { HAS_FENCE = 1, HAS_EPOCH = 2 };
 
+/* A statement kept while what it was made for (key) stays the same. */
+struct keyed {
+	sqlite3_stmt *st;
+	char *key;
+};
+
 struct target_sqlite {
 	char *path;
 	sqlite3 *db;            /* NULL: not open (no file yet, or an error) */
 	dev_t dev;              /* the file db was opened on */
 	ino_t ino;
 	sqlite3_stmt *has;      /* is there a table or view named ?1 */
-	sqlite3_stmt *rows;     /* the rows of rows_table */
-	char *rows_table;
+	struct keyed rows;      /* the rows of the table named by its key */
 	sqlite3_stmt *fences[4]; /* by HAS_FENCE | HAS_EPOCH */
-	sqlite3_stmt *sql;      /* observe.sql, text in sql_text */
-	char *sql_text;
+	struct keyed sql;       /* observe.sql, its text as the key */
 };
 
 static void drop(struct target_sqlite *t)
 {
 	sqlite3_finalize(t->has);
-	sqlite3_finalize(t->rows);
+	sqlite3_finalize(t->rows.st);
 	for (size_t i = 0; i < sizeof(t->fences) / sizeof(t->fences[0]); i++)
 		sqlite3_finalize(t->fences[i]);
-	sqlite3_finalize(t->sql);
+	sqlite3_finalize(t->sql.st);
 	sqlite3_close_v2(t->db);
-	t->has = t->rows = t->sql = NULL;
+	t->has = t->rows.st = t->sql.st = NULL;
 	memset(t->fences, 0, sizeof(t->fences));
 	t->db = NULL;
 }
@@ -91,8 +95,8 @@ void target_sqlite__free(struct target_sqlite *t)
 	if (!t)
 		return;
 	drop(t);
-	free(t->rows_table);
-	free(t->sql_text);
+	free(t->rows.key);
+	free(t->sql.key);
 	free(t->path);
 	free(t);
 }
@@ -138,6 +142,19 @@ static int prepare(struct target_sqlite *t, sqlite3_stmt **st, const char *sql)
 		return SQLITE_OK;
 	return sqlite3_prepare_v3(t->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
 				  NULL);
+}
+
+static int prepare_keyed(struct target_sqlite *t, struct keyed *k,
+			 const char *key, const char *sql)
+{
+	if (k->st && strcmp(k->key, key) == 0)
+		return SQLITE_OK;
+	sqlite3_finalize(k->st);
+	k->st = NULL;
+	free(k->key);
+	if (!(k->key = strdup(key)))
+		return SQLITE_NOMEM;
+	return prepare(t, &k->st, sql);
 }
 
 static int has_table(struct target_sqlite *t, const char *name, int *has,
@@ -202,21 +219,12 @@ int target_sqlite__rows(struct target_sqlite *t, const char *table,
 		return rc;
 	if ((rc = has_table(t, table, &has, err, errlen)) || !has)
 		return rc;
-	if (t->rows && strcmp(t->rows_table, table) != 0) {
-		sqlite3_finalize(t->rows);
-		t->rows = NULL;
-	}
-	if (!t->rows) {
-		free(t->rows_table);
-		if (!(t->rows_table = strdup(table)))
-			return FC_NOMEM;
-		snprintf(sql, sizeof(sql), "SELECT row_key, operation_id, "
-			 "count(*) FROM main.\"%s\" GROUP BY row_key, "
-			 "operation_id ORDER BY row_key, operation_id", table);
-		if (prepare(t, &t->rows, sql))
-			return fail(t, "read the rows", err, errlen);
-	}
-	return walk(t, t->rows, &(struct sink){ .each = each_row, .row = fn,
+	snprintf(sql, sizeof(sql), "SELECT row_key, operation_id, count(*) "
+		 "FROM main.\"%s\" GROUP BY row_key, operation_id "
+		 "ORDER BY row_key, operation_id", table);
+	if (prepare_keyed(t, &t->rows, table, sql))
+		return fail(t, "read the rows", err, errlen);
+	return walk(t, t->rows.st, &(struct sink){ .each = each_row, .row = fn,
 		    .ctx = ctx }, "read the rows", err, errlen);
 }
 
@@ -282,30 +290,21 @@ int target_sqlite__sql(struct target_sqlite *t, const char *sql,
 
 	if ((rc = attach(t, err, errlen)) || !t->db)
 		return rc;
-	if (t->sql && strcmp(t->sql_text, sql) != 0) {
-		sqlite3_finalize(t->sql);
-		t->sql = NULL;
-	}
-	if (!t->sql) {
-		free(t->sql_text);
-		if (!(t->sql_text = strdup(sql)))
-			return FC_NOMEM;
-		if (prepare(t, &t->sql, sql)) {
-			const char *msg = sqlite3_errmsg(t->db);
+	if (prepare_keyed(t, &t->sql, sql, sql)) {
+		const char *msg = sqlite3_errmsg(t->db);
 
-			/* the route has not created its table yet: no rows */
-			if (strncmp(msg, "no such table", 13) == 0)
-				return 0;
-			snprintf(err, errlen, "the query failed on '%s': %s",
-				 t->path, msg);
-			drop(t);
-			return FC_USAGE;
-		}
+		/* the route has not created its table yet: no rows */
+		if (strncmp(msg, "no such table", 13) == 0)
+			return 0;
+		snprintf(err, errlen, "the query failed on '%s': %s", t->path,
+			 msg);
+		drop(t);
+		return FC_USAGE;
 	}
-	if (sqlite3_column_count(t->sql) < 2) {
+	if (sqlite3_column_count(t->sql.st) < 2) {
 		snprintf(err, errlen, "the query must yield (row_key, count)");
 		return FC_USAGE;
 	}
-	return walk(t, t->sql, &(struct sink){ .each = each_sql_row, .row = fn,
+	return walk(t, t->sql.st, &(struct sink){ .each = each_sql_row, .row = fn,
 		    .ctx = ctx }, "run the query", err, errlen);
 }
