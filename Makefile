@@ -92,7 +92,8 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT := $(sort $(filter-out $(TEST_SRCS),$(wildcard tests/*.c)))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
-BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_SRCS := $(sort $(wildcard bench/bench_*.c))
+BENCH_SUPPORT := $(sort $(filter-out $(BENCH_SRCS),$(wildcard bench/*.c)))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 # Rebuild everything when the compiler flags change (e.g. SANITIZE on/off).
@@ -122,7 +123,7 @@ $(BUILD)/fencecert: $(BUILD)/harness/main.o $(BUILD)/libfencecert.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libfencecert.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS) $(LIBS)
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libfencecert.a
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libfencecert.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 check: $(BUILD)/fencecert $(TEST_BINS)

@@ -14,13 +14,14 @@
  * both sides of a ratio instead of one.  Exit status 1 below the target.
  * $FENCECERT_BENCH_SLICE_MS shortens or lengthens the slices.
  */
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "harness/fsutil.h"
+#include "common.h"
 #include "journal/journal.h"
 
 #define ROUNDS 9
@@ -31,14 +32,6 @@ struct raw {
 	sqlite3 *db;
 	sqlite3_stmt *begin, *update, *commit;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what, const char *why)
 {
@@ -86,7 +79,7 @@ static void raw_step(struct raw *r, sqlite3_stmt *st)
 /* Operations per second for slice_ms of raw updates. */
 static double raw_slice(struct raw *r, double slice_s)
 {
-	double start = now_s(), end = start + slice_s, t;
+	double start = bench_now_s(), end = start + slice_s, t;
 	long n = 0;
 
 	do {
@@ -94,13 +87,13 @@ static double raw_slice(struct raw *r, double slice_s)
 		raw_step(r, r->update);
 		raw_step(r, r->commit);
 		n++;
-	} while ((t = now_s()) < end);
+	} while ((t = bench_now_s()) < end);
 	return (double)n / (t - start);
 }
 
 static double cas_slice(journal *j, struct journal_entry *e, double slice_s)
 {
-	double start = now_s(), end = start + slice_s, t;
+	double start = bench_now_s(), end = start + slice_s, t;
 	long n = 0;
 
 	do {
@@ -115,30 +108,8 @@ static double cas_slice(journal *j, struct journal_entry *e, double slice_s)
 		if (journal_cas(j, &req, e))
 			die("journal cas", journal_errmsg(j));
 		n++;
-	} while ((t = now_s()) < end);
+	} while ((t = bench_now_s()) < end);
 	return (double)n / (t - start);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 int main(void)
@@ -187,9 +158,9 @@ int main(void)
 		printf("%-7d %14.0f %14.0f %7.1f%%\n", i + 1, raw[i], cas[i],
 		       ratio[i]);
 	}
-	result = median(ratio, ROUNDS);
-	printf("%-7s %14.0f %14.0f %7.1f%%\n", "median", median(raw, ROUNDS),
-	       median(cas, ROUNDS), result);
+	result = bench_median(ratio, ROUNDS);
+	printf("%-7s %14.0f %14.0f %7.1f%%\n", "median", bench_median(raw, ROUNDS),
+	       bench_median(cas, ROUNDS), result);
 	printf("journal_cas_vs_raw_update: %.1f%% (target >= %.0f%%)\n", result,
 	       TARGET_PERCENT);
 
@@ -198,6 +169,7 @@ int main(void)
 	sqlite3_finalize(r.update);
 	sqlite3_finalize(r.commit);
 	sqlite3_close(r.db);
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (fs_remove_tree(dir))
+		fprintf(stderr, "cannot remove '%s'\n", dir);
 	return result >= TARGET_PERCENT ? 0 : 1;
 }

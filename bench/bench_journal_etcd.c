@@ -28,50 +28,20 @@
 #include <unistd.h>
 
 #include "journal/etcd_client.h"
+#include "common.h"
 #include "journal/journal.h"
 
 #define TARGET 0.80
 
 static char members[512];
-static char dir[] = "/tmp/fc-etcd-bench-XXXXXX";
-static int started;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *v = getenv(name);
-	int n = v ? atoi(v) : 0;
-
-	return n > 0 ? n : def;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+static struct bench_service svc = { .kind = "etcd", .sub = "one" };
 
 /* Members from FENCECERT_ETCD_URL, or from a server started for us. */
 static int find_etcd(char *prefix, size_t len)
 {
 	const char *url = getenv("FENCECERT_ETCD_URL");
-	char cmd[256], line[512] = "";
+	char line[512];
 	size_t used = 0;
-	FILE *p;
 
 	snprintf(prefix, len, "fencecert-bench/run-%d", (int)getpid());
 	if (url && strncmp(url, "etcd://", 7) == 0) {
@@ -84,18 +54,10 @@ static int find_etcd(char *prefix, size_t len)
 		members[n] = '\0';
 		return 0;
 	}
-	if (!mkdtemp(dir))
+	if (bench_service_up(&svc, line, sizeof(line)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "ci/etcd-up '%s/one'", dir);
-	if (!(p = popen(cmd, "r")))
-		return -1;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	if (pclose(p) != 0 || !line[0])
-		return -1;
-	started = 1;
-	/* "http://a:1,http://b:2\n" -> "a:1,b:2" */
-	for (const char *s = line; *s && *s != '\n'; s++) {
+	/* "http://a:1,http://b:2" -> "a:1,b:2" */
+	for (const char *s = line; *s; s++) {
 		if (strncmp(s, "http://", 7) == 0)
 			s += 7;
 		if (used + 1 < sizeof(members))
@@ -105,39 +67,19 @@ static int find_etcd(char *prefix, size_t len)
 	return 0;
 }
 
-static void stop_etcd(void)
-{
-	char cmd[256];
-
-	if (!started)
-		return;
-	snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/one' && rm -rf '%s'",
-		 dir, dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_journal_etcd: cannot stop etcd in "
-			"'%s'\n", dir);
-}
-
 /* ---- the two sides ------------------------------------------------------ */
-
-/* PREPARING -> PREPARED -> FAILED_PRE_COMMIT -> PREPARING -> ... */
-static enum fc_state next_of(enum fc_state s)
-{
-	return s == FC_PREPARING ? FC_PREPARED :
-	       s == FC_PREPARED ? FC_FAILED_PRE_COMMIT : FC_PREPARING;
-}
 
 static int journal_side(journal *j, struct journal_entry *e, int ops,
 			double *rate)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	for (int i = 0; i < ops; i++) {
 		const struct journal_cas req = {
 			.operation_id = e->operation_id,
 			.expected_version = e->version,
 			.expected_states = STATE_BIT(e->state),
-			.next = next_of(e->state),
+			.next = bench_next_state(e->state),
 			.evidence = "{\"bench\":true}",
 		};
 		int rc = journal_cas(j, &req, e);
@@ -148,7 +90,7 @@ static int journal_side(journal *j, struct journal_entry *e, int ops,
 			return rc;
 		}
 	}
-	*rate = ops / (now_s() - t0);
+	*rate = ops / (bench_now_s() - t0);
 	return 0;
 }
 
@@ -162,7 +104,7 @@ struct raw {
 
 static int raw_side(struct raw *r, int ops, double *rate)
 {
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	for (int i = 0; i < ops; i++) {
 		struct etcd_txn_result res;
@@ -190,7 +132,7 @@ static int raw_side(struct raw *r, int ops, double *rate)
 		r->rev = res.revision;
 		etcd_txn_result_release(&res);
 	}
-	*rate = ops / (now_s() - t0);
+	*rate = ops / (bench_now_s() - t0);
 	return 0;
 }
 
@@ -251,8 +193,8 @@ static void cleanup(const char *prefix, journal *j, struct raw *r)
 
 int main(void)
 {
-	int rounds = env_int("BENCH_ROUNDS", 15);
-	int ops = env_int("BENCH_OPS", 60);
+	int rounds = bench_env_int("BENCH_ROUNDS", 15);
+	int ops = bench_env_int("BENCH_OPS", 60);
 	double *jr = calloc((size_t)rounds, sizeof(double));
 	double *rr = calloc((size_t)rounds, sizeof(double));
 	struct raw r = { 0 };
@@ -280,14 +222,14 @@ int main(void)
 			     journal_side(j, &e, ops, &jr[i]);
 	}
 	cleanup(prefix, j, &r);
-	stop_etcd();
+	bench_service_down(&svc);
 	if (rc) {
 		free(jr);
 		free(rr);
 		return 1;
 	}
-	jm = median(jr, rounds);
-	rm = median(rr, rounds);
+	jm = bench_median(jr, rounds);
+	rm = bench_median(rr, rounds);
 	printf("%-34s %10s %10s %8s  %s\n", "benchmark", "ops/s", "baseline",
 	       "ratio", "target");
 	printf("%-34s %10.0f %10.0f %7.1f%%  >= %.0f%% %s\n",

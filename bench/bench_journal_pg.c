@@ -32,89 +32,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "journal/journal.h"
 
 #define TARGET 0.80
 #define EVIDENCE "{\"bench\":true}"
 
 static char server[512];
-static char dir[] = "/tmp/fc-pg-bench-XXXXXX";
-static int started;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *v = getenv(name);
-	int n = v ? atoi(v) : 0;
-
-	return n > 0 ? n : def;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+static struct bench_service svc = { .kind = "pg" };
 
 static int find_server(void)
 {
 	const char *url = getenv("FENCECERT_PG_URL");
-	char cmd[256], line[512] = "";
-	FILE *p;
 
 	if (url && *url) {
 		snprintf(server, sizeof(server), "%s", url);
 		return 0;
 	}
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "ci/pg-up '%s'", dir);
-	if (!(p = popen(cmd, "r")))
-		return -1;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	started = 1;
-	if (pclose(p) != 0 || !line[0])
-		return -1;
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(server, sizeof(server), "%s", line);
-	return 0;
-}
-
-static void stop_server(void)
-{
-	char cmd[256];
-
-	if (!started)
-		return;
-	snprintf(cmd, sizeof(cmd), "ci/pg-down '%s' && rm -rf '%s'", dir, dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_journal_pg: cannot stop the server in "
-			"'%s'\n", dir);
+	return bench_service_up(&svc, server, sizeof(server));
 }
 
 /* ---- the two sides ------------------------------------------------------ */
-
-/* PREPARING -> PREPARED -> FAILED_PRE_COMMIT -> PREPARING -> ... */
-static enum fc_state next_of(enum fc_state s)
-{
-	return s == FC_PREPARING ? FC_PREPARED :
-	       s == FC_PREPARED ? FC_FAILED_PRE_COMMIT : FC_PREPARING;
-}
 
 /* One CAS; adds its wall time to *spent. */
 static int journal_op(journal *j, struct journal_entry *e, double *spent)
@@ -123,13 +61,13 @@ static int journal_op(journal *j, struct journal_entry *e, double *spent)
 		.operation_id = e->operation_id,
 		.expected_version = e->version,
 		.expected_states = STATE_BIT(e->state),
-		.next = next_of(e->state),
+		.next = bench_next_state(e->state),
 		.evidence = EVIDENCE,
 	};
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	int rc = journal_cas(j, &req, e);
 
-	*spent += now_s() - t0;
+	*spent += bench_now_s() - t0;
 	if (rc)
 		fprintf(stderr, "bench_journal_pg: cas: %s (%s)\n",
 			error_name(rc), journal_errmsg(j));
@@ -140,11 +78,11 @@ static int journal_op(journal *j, struct journal_entry *e, double *spent)
 static int raw_op(PGconn *c, double *spent)
 {
 	const char *param = EVIDENCE;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	PGresult *r = PQexecPrepared(c, "raw", 1, &param, NULL, NULL, 0);
 	int ok;
 
-	*spent += now_s() - t0;
+	*spent += bench_now_s() - t0;
 	ok = PQresultStatus(r) == PGRES_COMMAND_OK &&
 	     strcmp(PQcmdTuples(r), "1") == 0;
 	if (!ok)
@@ -222,7 +160,7 @@ static PGconn *raw_connect(const char *schema)
 
 int main(void)
 {
-	int rounds = env_int("BENCH_ROUNDS", 21), ops = env_int("BENCH_OPS", 60);
+	int rounds = bench_env_int("BENCH_ROUNDS", 21), ops = bench_env_int("BENCH_OPS", 60);
 	double *jr = calloc((size_t)rounds, sizeof(double));
 	double *rr = calloc((size_t)rounds, sizeof(double));
 	char schema[64], url[640], err[512], sql[128];
@@ -235,7 +173,7 @@ int main(void)
 	if (!jr || !rr || find_server()) {
 		fprintf(stderr, "bench_journal_pg: no PostgreSQL (set "
 			"FENCECERT_PG_URL or run ci/install-deps)\n");
-		stop_server();
+		bench_service_down(&svc);
 		return 1;
 	}
 	snprintf(schema, sizeof(schema), "fc_bench_%d", (int)getpid());
@@ -263,14 +201,14 @@ int main(void)
 		raw_exec(raw, sql);
 		PQfinish(raw);
 	}
-	stop_server();
+	bench_service_down(&svc);
 	if (rc) {
 		free(jr);
 		free(rr);
 		return 1;
 	}
-	jm = median(jr, rounds);
-	rm = median(rr, rounds);
+	jm = bench_median(jr, rounds);
+	rm = bench_median(rr, rounds);
 	printf("%-34s %10s %10s %8s  %s\n", "benchmark", "ops/s", "baseline",
 	       "ratio", "target");
 	printf("%-34s %10.0f %10.0f %7.1f%%  >= %.0f%% %s\n",

@@ -33,6 +33,7 @@
 #include "fences/fence.h"
 #include "fences/target.h"
 #include "journal/etcd_client.h"
+#include "etcd_server.h"
 #include "fence_conformance.h"
 #include "tcp_fault_proxy.h"
 
@@ -40,75 +41,9 @@
 #define KILL_ROWS (ETCD_LAYOUT_OPS_MAX - 2)
 #define SERVER_TXN_OPS "2048" /* = ETCD_LAYOUT_OPS_MAX, for our server */
 
-static char members[512]; /* "host:port[,...]" of the etcd under test */
-static char base[160];    /* every prefix of this run starts here */
-static char tmpdir[] = "/tmp/fc-fetcd-test-XXXXXX";
-static int started;       /* we ran ci/etcd-up into tmpdir/one */
 static int counter;
 
 /* ---- servers ------------------------------------------------------------ */
-
-/* Run a shell command; its first output line into out (may be NULL). */
-static int run(const char *cmd, char *out, size_t outlen)
-{
-	char line[1024] = "";
-	FILE *p = popen(cmd, "r");
-
-	if (!p)
-		return -1;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	while (fgetc(p) != EOF)
-		;
-	line[strcspn(line, "\n")] = '\0';
-	if (out)
-		snprintf(out, outlen, "%s", line);
-	return pclose(p);
-}
-
-/* Start n members in dir ("http://a:1,http://b:2" -> "a:1,b:2" in out). */
-static int etcd_up(const char *dir, int n, char *out, size_t outlen)
-{
-	char cmd[512], urls[512];
-	size_t used = 0;
-
-	snprintf(cmd, sizeof(cmd), "ci/etcd-up '%s' --members %d", dir, n);
-	if (run(cmd, urls, sizeof(urls)) != 0 || !urls[0])
-		return -1;
-	for (const char *u = urls; *u && used + 1 < outlen;) {
-		if (strncmp(u, "http://", 7) == 0)
-			u += 7;
-		out[used++] = *u++;
-	}
-	out[used] = '\0';
-	return 0;
-}
-
-static int member_ctl(const char *dir, const char *action, const char *name)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "ci/etcd-member '%s' %s %s", dir, action,
-		 name);
-	return run(cmd, NULL, 0);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- raw access, past the fence ------------------------------------------ */
 
@@ -137,21 +72,6 @@ static void raw_put(const char *hosts, const char *key, const char *value)
 	etcd_client_free(c);
 }
 
-/* The value at key (malloc'd) or NULL. */
-static char *raw_get(const char *hosts, const char *key)
-{
-	etcd_client *c = raw_client(hosts);
-	struct etcd_range r;
-	char *v = NULL;
-
-	assert_int_equal(etcd_client_range(c, key, NULL, 0, 0, &r), 0);
-	if (r.n)
-		v = strdup(r.kvs[0].value);
-	etcd_range_release(&r);
-	etcd_client_free(c);
-	return v;
-}
-
 /* Keys under prefix + "/". */
 static size_t raw_count(const char *hosts, const char *prefix)
 {
@@ -169,32 +89,13 @@ static size_t raw_count(const char *hosts, const char *prefix)
 	return n;
 }
 
-static void delete_prefix(const char *hosts, const char *prefix)
-{
-	char err[256], start[256], end[256];
-	struct etcd_txn_result res;
-	etcd_client *c;
-	struct etcd_txn t;
-
-	snprintf(start, sizeof(start), "%s/", prefix);
-	if (etcd_client_new(hosts, &c, err, sizeof(err)))
-		return;
-	if (!etcd_prefix_end(start, end, sizeof(end)) && !etcd_txn_init(&t)) {
-		if (!etcd_txn_delete(&t, ETCD_SUCCESS, start, end) &&
-		    !etcd_client_txn(c, &t, &res))
-			etcd_txn_result_release(&res);
-		etcd_txn_release(&t);
-	}
-	etcd_client_free(c);
-}
-
 /* ---- fences --------------------------------------------------------------- */
 
 /* A fresh prefix on hosts: its name into prefix, its URL into url. */
 static void fresh_target(const char *hosts, char *prefix, size_t plen,
 			 char *url, size_t ulen)
 {
-	if (snprintf(prefix, plen, "%s/f%d", base, counter++) >= (int)plen ||
+	if (snprintf(prefix, plen, "%s/f%d", etcd_server_base(), counter++) >= (int)plen ||
 	    snprintf(url, ulen, "etcd://%s/%s", hosts, prefix) >= (int)ulen)
 		fail_msg("target url for '%s' too long", hosts);
 }
@@ -237,7 +138,7 @@ static void conf_url(const char *dir, char *url, size_t len)
 {
 	/* The temp dir's unique path makes the prefix fresh; nothing is
 	 * created in the dir. */
-	if (snprintf(url, len, "etcd://%s/%s%s", members, base, dir) >=
+	if (snprintf(url, len, "etcd://%s/%s%s", etcd_server_members(), etcd_server_base(), dir) >=
 	    (int)len)
 		fail_msg("target url for '%s' too long", dir);
 }
@@ -246,7 +147,7 @@ static void conf_unreachable(const char *dir, char *url, size_t len)
 {
 	(void)dir;
 	/* Port 1 on loopback: connection refused, every time. */
-	snprintf(url, len, "etcd://127.0.0.1:1/%s/unreachable", base);
+	snprintf(url, len, "etcd://127.0.0.1:1/%s/unreachable", etcd_server_base());
 }
 
 static const struct fence_conformance backend = {
@@ -299,7 +200,7 @@ static void test_key_layout(void **state)
 	fence *f;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	conformance_id("op layout", op);
 	conformance_id("intent layout", intent);
 	f = open_url(url);
@@ -312,18 +213,18 @@ static void test_key_layout(void **state)
 	/* ':' and '/' and ' ' are encoded: one key segment per part. */
 	snprintf(key, sizeof(key), "%s/orders/rows/a%%2Fb%%20c/sha256%%3A%s/"
 		 "3-0", prefix, op + 7);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_non_null(v);
 	assert_string_equal(v, "{\"payload\":null}");
 	free(v);
 	snprintf(key, sizeof(key), "%s/orders/rows/plain/sha256%%3A%s/3-1",
 		 prefix, op + 7);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_string_equal(v, "{\"payload\":\"x,\\\"y\\\"\\n\"}");
 	free(v);
 	snprintf(key, sizeof(key), "%s/" ETCD_LAYOUT_FENCE_DIR "/sha256%%3A%s",
 		 prefix, op + 7);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_non_null(v);
 	assert_non_null(strstr(v, "\"epoch\":3"));
 	assert_non_null(strstr(v, "\"rows\":2"));
@@ -334,11 +235,11 @@ static void test_key_layout(void **state)
 	free(v);
 	snprintf(key, sizeof(key), "%s/" ETCD_LAYOUT_EPOCH_DIR "/sha256%%3A%s",
 		 prefix, op + 7);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_non_null(strstr(v, "\"epoch\":3"));
 	free(v);
 	/* Two rows, the fence and the epoch key: nothing else. */
-	assert_int_equal(raw_count(members, prefix), 4);
+	assert_int_equal(raw_count(etcd_server_members(), prefix), 4);
 	/* The observer decodes the row key back. */
 	assert_int_equal(conformance_rows(url, "orders", op), 2);
 	fence_close(f);
@@ -366,7 +267,7 @@ static void test_batch_limits(void **state)
 	fence *f;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	f = open_url(url);
 	/* The largest batch applies (the suite's big-batch test, with
 	 * max_rows); one row more is refused whole, never split. */
@@ -426,7 +327,7 @@ static void test_replace_gaps(void **state)
 	fence *f;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	f = open_url(url);
 	conformance_id("op g1", op1);
 	conformance_id("op g2", op2);
@@ -463,7 +364,7 @@ static void test_stale_cache_never_decides(void **state)
 	fence *a, *b;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	conformance_id("op cache", op);
 	cb = batch("c", op, 3);
 	a = open_url(url);
@@ -489,7 +390,7 @@ static void test_stale_cache_never_decides(void **state)
 
 static double now_s(void)
 {
-	return mono_ms() / 1000.0;
+	return etcd_test_mono_ms() / 1000.0;
 }
 
 static pid_t spawn_apply(const char *url, const struct fence_batch *b,
@@ -542,7 +443,7 @@ static void test_kill_during_apply(void **state)
 	pid_t pid;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	conformance_id("op calibrate", op);
 	cb = batch("cal", op, KILL_ROWS);
 	assert_int_equal(pipe(fds), 0);
@@ -559,7 +460,7 @@ static void test_kill_during_apply(void **state)
 	for (int round = 0; round < KILL_ROUNDS; round++) {
 		long long rows;
 
-		fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+		fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 		f = open_url(url);
 		snprintf(label, sizeof(label), "kill%d", round);
 		conformance_id(label, op);
@@ -596,7 +497,7 @@ static void test_kill_during_apply(void **state)
 /* The first member of the server under test, for the proxy. */
 static void first_member(char *out, size_t len)
 {
-	snprintf(out, len, "%.*s", (int)strcspn(members, ","), members);
+	snprintf(out, len, "%.*s", (int)strcspn(etcd_server_members(), ","), etcd_server_members());
 }
 
 /*
@@ -712,7 +613,7 @@ static void test_observer_counts_hand_written_rows(void **state)
 	fence *f;
 
 	(void)state;
-	fresh_target(members, prefix, sizeof(prefix), url, sizeof(url));
+	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
 	conformance_id("op hand", op);
 	conformance_id("op prepared only", op2);
 	cb = batch("k", op, 5);
@@ -725,10 +626,10 @@ static void test_observer_counts_hand_written_rows(void **state)
 	/* The row k-1 again, as a second apply at epoch 7 would write it. */
 	snprintf(key, sizeof(key), "%s/events/rows/k-1/sha256%%3A%s/7-1",
 		 prefix, op + 7);
-	raw_put(members, key, "{\"payload\":\"again\"}");
+	raw_put(etcd_server_members(), key, "{\"payload\":\"again\"}");
 	/* And a row that no fence wrote, in no shape of ours. */
 	snprintf(key, sizeof(key), "%s/events/rows/k-3", prefix);
-	raw_put(members, key, "by hand");
+	raw_put(etcd_server_members(), key, "by hand");
 	assert_int_equal(conformance_duplicate_keys(url, NULL), 2);
 	assert_int_equal(conformance_rows(url, NULL, op), 6);
 	assert_int_equal(conformance_rows(url, NULL, NULL), 7);
@@ -743,7 +644,7 @@ static void test_observer_counts_hand_written_rows(void **state)
 	/* A fence value we did not write is corrupt, never guessed at. */
 	snprintf(key, sizeof(key), "%s/" ETCD_LAYOUT_FENCE_DIR "/garbage",
 		 prefix);
-	raw_put(members, key, "{\"epoch\":\"x\"}");
+	raw_put(etcd_server_members(), key, "{\"epoch\":\"x\"}");
 	memset(&s.got, 0, sizeof(s.got));
 	assert_int_equal(target_list_fences(url, see_fence, &s, err,
 					    sizeof(err)), FC_CORRUPT);
@@ -753,7 +654,7 @@ static void test_observer_counts_hand_written_rows(void **state)
 }
 
 /*
- * Three members with etcd's default limits.  The server's own txn limit
+ * Three etcd_server_members() with etcd's default limits.  The server's own txn limit
  * (--max-txn-ops 128) refuses a larger batch as FC_USAGE, nothing applied.
  * One member down: the fence works.  Two down: UNAVAILABLE or UNKNOWN,
  * never ABSENT.  One back: the probe decides.
@@ -769,10 +670,10 @@ static void test_member_loss(void **state)
 	fence *f;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/three", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/three", etcd_server_dir());
 	setenv("ETCD_MAX_TXN_OPS", "128", 1); /* etcd's default, explicitly */
-	if (etcd_up(dir, 3, hosts, sizeof(hosts)))
-		fail_msg("ci/etcd-up '%s' --members 3 failed", dir);
+	if (etcd_test_up(dir, 3, hosts, sizeof(hosts)))
+		fail_msg("ci/etcd-up '%s' --etcd_server_members() 3 failed", dir);
 	fresh_target(hosts, prefix, sizeof(prefix), url, sizeof(url));
 	f = open_url(url);
 
@@ -789,7 +690,7 @@ static void test_member_loss(void **state)
 	small = batch("small", op, 100);
 	apply_ok(f, 1, conformance_batch(small));
 
-	assert_int_equal(member_ctl(dir, "stop", "m1"), 0);
+	assert_int_equal(etcd_test_member(dir, "stop", "m1"), 0);
 	conformance_id("op one down", op);
 	conformance_batch_release(big);
 	big = batch("down1", op, 100);
@@ -798,11 +699,11 @@ static void test_member_loss(void **state)
 
 	/* Let m3 notice it lost its quorum (CheckQuorum) first: a leader
 	 * that does not know yet would take the txn into its log. */
-	assert_int_equal(member_ctl(dir, "stop", "m2"), 0);
+	assert_int_equal(etcd_test_member(dir, "stop", "m2"), 0);
 	usleep(1500 * 1000);
 	conformance_id("op two down", op);
 	late = batch("down2", op, 100);
-	t0 = mono_ms();
+	t0 = etcd_test_mono_ms();
 	assert_int_equal(fence_prepare(f, op, 1), FC_FENCE_UNAVAILABLE);
 	out = FENCE_PROVED_PRESENT;
 	rc = fence_apply(f, 1, conformance_batch(late), &out);
@@ -814,9 +715,9 @@ static void test_member_loss(void **state)
 	/* No proof either way: UNKNOWN, never ABSENT. */
 	assert_int_not_equal(fence_probe(f, op, &p), 0);
 	assert_int_equal(p.answer, FENCE_UNKNOWN);
-	assert_true(mono_ms() - t0 < 3 * (2 * ETCD_CALL_BUDGET_MS + 1000));
+	assert_true(etcd_test_mono_ms() - t0 < 3 * (2 * ETCD_CALL_BUDGET_MS + 1000));
 
-	assert_int_equal(member_ctl(dir, "start", "m1"), 0);
+	assert_int_equal(etcd_test_member(dir, "start", "m1"), 0);
 	must(f, fence_prepare(f, op, 2), "prepare, m1 back");
 	probe(f, op, &p);
 	if (rc == FC_FENCE_UNAVAILABLE)
@@ -830,7 +731,7 @@ static void test_member_loss(void **state)
 	conformance_batch_release(late);
 	fence_close(f);
 	snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s'", dir);
-	assert_int_equal(run(cmd, NULL, 0), 0);
+	assert_int_equal(etcd_test_run(cmd, NULL, 0), 0);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -860,77 +761,6 @@ static int server_takes_big_txns(const char *hosts)
 	return rc == 0;
 }
 
-/* Use the server FENCECERT_ETCD_URL names: 0, or -1 when it is malformed,
- * 1 when it is not set or cannot take our txns. */
-static int external_server(void)
-{
-	const char *url = getenv("FENCECERT_ETCD_URL");
-	const char *hosts, *slash;
-
-	if (!url || !*url)
-		return 1;
-	hosts = url + strlen("etcd://");
-	if (strncmp(url, "etcd://", 7) != 0 || !(slash = strchr(hosts, '/')) ||
-	    !slash[1] || (size_t)(slash - hosts) >= sizeof(members)) {
-		fprintf(stderr, "FENCECERT_ETCD_URL '%s' is not "
-			"etcd://HOST:PORT[,...]/PREFIX\n", url);
-		return -1;
-	}
-	memcpy(members, hosts, (size_t)(slash - hosts));
-	members[slash - hosts] = '\0';
-	if (!server_takes_big_txns(members)) {
-		fprintf(stderr, "FENCECERT_ETCD_URL '%s' does not take txns of "
-			"%d operations (--max-txn-ops); starting a server of "
-			"our own\n", url, ETCD_LAYOUT_OPS_MAX);
-		members[0] = '\0';
-		return 1;
-	}
-	snprintf(base, sizeof(base), "%.*s/fence-run-%d",
-		 (int)strcspn(slash + 1, "?"), slash + 1, (int)getpid());
-	return 0;
-}
-
-static int setup_server(void)
-{
-	char dir[256];
-	int rc;
-
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return -1;
-	}
-	if ((rc = external_server()) <= 0)
-		return rc;
-	/* etcd reads ETCD_<FLAG> from its environment. */
-	setenv("ETCD_MAX_TXN_OPS", SERVER_TXN_OPS, 1);
-	snprintf(dir, sizeof(dir), "%s/one", tmpdir);
-	if (etcd_up(dir, 1, members, sizeof(members))) {
-		fprintf(stderr, "ci/etcd-up '%s' failed; is etcd installed "
-			"(ci/install-deps)?\n", dir);
-		return -1;
-	}
-	started = 1;
-	snprintf(base, sizeof(base), "fencecert-test/fence-run-%d",
-		 (int)getpid());
-	return 0;
-}
-
-static void teardown_server(void)
-{
-	char cmd[512];
-
-	if (members[0] && base[0])
-		delete_prefix(members, base);
-	if (started) {
-		snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/one'", tmpdir);
-		run(cmd, NULL, 0);
-	}
-	snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/three' 2>/dev/null",
-		 tmpdir);
-	run(cmd, NULL, 0);
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -946,11 +776,14 @@ int main(void)
 	};
 	int failed;
 
-	if (setup_server()) {
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* etcd reads ETCD_<FLAG> from its environment (for a server of our
+	 * own; an external one must already take txns this big). */
+	setenv("ETCD_MAX_TXN_OPS", SERVER_TXN_OPS, 1);
+	if (etcd_server_setup("fence-", server_takes_big_txns)) {
+		etcd_server_release();
 		return 1;
 	}
-	print_message("etcd members %s, prefix %s\n", members, base);
+	print_message("etcd etcd_server_members() %s, prefix %s\n", etcd_server_members(), etcd_server_base());
 	/*
 	 * The suite's kill test counts rows and probes BEFORE it prepares the
 	 * retry's epoch.  On etcd a txn sent in full by the killed process may
@@ -966,6 +799,6 @@ int main(void)
 	failed = fence_conformance_run(&backend);
 	cmocka_set_skip_filter(NULL);
 	failed += cmocka_run_group_tests_name("fence etcd", tests, NULL, NULL);
-	teardown_server();
+	etcd_server_release();
 	return failed ? 1 : 0;
 }

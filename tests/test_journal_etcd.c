@@ -27,111 +27,13 @@
 
 #include "journal/etcd_client.h"
 #include "journal/journal.h"
+#include "etcd_server.h"
 #include "journal_conformance.h"
 #include "tcp_fault_proxy.h"
 
-static char members[512];       /* "host:port[,...]" of the etcd under test */
-static char base[160];          /* every prefix of this run starts here */
-static char tmpdir[] = "/tmp/fc-etcd-test-XXXXXX";
-static int started;             /* we ran ci/etcd-up into tmpdir */
 static int counter;
 
 /* ---- servers ------------------------------------------------------------ */
-
-/* Run a shell command; its first output line into out (may be NULL). */
-static int run(const char *cmd, char *out, size_t outlen)
-{
-	char line[1024] = "";
-	FILE *p = popen(cmd, "r");
-
-	if (!p)
-		return -1;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	while (fgetc(p) != EOF)
-		;
-	line[strcspn(line, "\n")] = '\0';
-	if (out)
-		snprintf(out, outlen, "%s", line);
-	return pclose(p);
-}
-
-/* "http://a:1,http://b:2" -> "a:1,b:2" */
-static void strip_scheme(const char *urls, char *out, size_t outlen)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	while (*urls && used + 1 < outlen) {
-		if (strncmp(urls, "http://", 7) == 0)
-			urls += 7;
-		out[used++] = *urls++;
-		out[used] = '\0';
-	}
-}
-
-/* Start a cluster of n members in dir; its "host:port,..." into out. */
-static int etcd_up(const char *dir, int n, char *out, size_t outlen)
-{
-	char cmd[512], urls[512];
-
-	snprintf(cmd, sizeof(cmd), "ci/etcd-up '%s' --members %d", dir, n);
-	if (run(cmd, urls, sizeof(urls)) != 0 || !urls[0])
-		return -1;
-	strip_scheme(urls, out, outlen);
-	return 0;
-}
-
-static int member_ctl(const char *dir, const char *action, const char *name)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "ci/etcd-member '%s' %s %s", dir, action,
-		 name);
-	return run(cmd, NULL, 0);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Delete every key under prefix + "/" through a raw client. */
-static void delete_prefix(const char *hosts, const char *prefix)
-{
-	char err[256], start[256], end[256];
-	struct etcd_txn_result res;
-	struct etcd_client *c;
-	struct etcd_txn t;
-
-	snprintf(start, sizeof(start), "%s/", prefix);
-	if (etcd_client_new(hosts, &c, err, sizeof(err)))
-		return;
-	if (!etcd_prefix_end(start, end, sizeof(end)) && !etcd_txn_init(&t)) {
-		if (!etcd_txn_delete(&t, ETCD_SUCCESS, start, end) &&
-		    !etcd_client_txn(c, &t, &res))
-			etcd_txn_result_release(&res);
-		etcd_txn_release(&t);
-	}
-	etcd_client_free(c);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- journals ----------------------------------------------------------- */
 
@@ -139,7 +41,7 @@ static char *etcd_url(void)
 {
 	char *url;
 
-	if (asprintf(&url, "etcd://%s/%s/c%d", members, base, counter++) < 0)
+	if (asprintf(&url, "etcd://%s/%s/c%d", etcd_server_members(), etcd_server_base(), counter++) < 0)
 		return NULL;
 	return url;
 }
@@ -160,7 +62,7 @@ static journal *fresh(const char *hosts, char *prefix, size_t plen)
 {
 	char url[1024];
 
-	snprintf(prefix, plen, "%s/e%d", base, counter++);
+	snprintf(prefix, plen, "%s/e%d", etcd_server_base(), counter++);
 	snprintf(url, sizeof(url), "etcd://%s/%s", hosts, prefix);
 	return open_url(url);
 }
@@ -207,22 +109,6 @@ static size_t history_len(journal *j, const char *op)
 	return n;
 }
 
-/* A raw read of one key under hosts: its value (malloc'd) or NULL. */
-static char *raw_get(const char *hosts, const char *key)
-{
-	struct etcd_client *c;
-	struct etcd_range r;
-	char err[256], *v = NULL;
-
-	assert_int_equal(etcd_client_new(hosts, &c, err, sizeof(err)), 0);
-	assert_int_equal(etcd_client_range(c, key, NULL, 0, 0, &r), 0);
-	if (r.n)
-		v = strdup(r.kvs[0].value);
-	etcd_range_release(&r);
-	etcd_client_free(c);
-	return v;
-}
-
 /* ---- tests -------------------------------------------------------------- */
 
 static void test_url_forms(void **state)
@@ -258,9 +144,9 @@ static void test_url_forms(void **state)
 	/* Opening does not talk to etcd; the first call finds it gone, fast
 	 * (a refused connection is tried again until the call budget). */
 	j = open_url("etcd://127.0.0.1:1,127.0.0.1:2/fencecert-nowhere");
-	t0 = mono_ms();
+	t0 = etcd_test_mono_ms();
 	assert_int_equal(journal_get(j, "op", &e), FC_JOURNAL_UNAVAILABLE);
-	assert_true(mono_ms() - t0 < ETCD_CALL_BUDGET_MS + 2000);
+	assert_true(etcd_test_mono_ms() - t0 < ETCD_CALL_BUDGET_MS + 2000);
 	assert_non_null(strstr(journal_errmsg(j), "127.0.0.1:"));
 	journal_close(j);
 }
@@ -282,30 +168,30 @@ static void test_key_layout(void **state)
 	struct journal_entry e;
 	char (*ids)[JOURNAL_ID_MAX];
 	size_t n;
-	journal *j = fresh(members, prefix, sizeof(prefix));
+	journal *j = fresh(etcd_server_members(), prefix, sizeof(prefix));
 
 	(void)state;
 	create(j, "op-1", &e);
 	must(j, cas(j, &e, FC_PREPARED, &e), "cas");
 
 	snprintf(key, sizeof(key), "%s/schema", prefix);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_string_equal(v, "1");
 	free(v);
 	snprintf(key, sizeof(key), "%s/ops/op-1", prefix);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_json_field(v, "state", "\"PREPARED\"");
 	assert_json_field(v, "version", "2");
 	assert_json_field(v, "intent_digest", "\"intent-1\"");
 	assert_non_null(strstr(v, "\"write_id\":\""));
 	free(v);
 	snprintf(key, sizeof(key), "%s/hist/op-1/00000000000000000001", prefix);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_json_field(v, "from", "\"NONE\"");
 	assert_json_field(v, "to", "\"PREPARING\"");
 	free(v);
 	snprintf(key, sizeof(key), "%s/hist/op-1/00000000000000000002", prefix);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_json_field(v, "from", "\"PREPARING\"");
 	assert_json_field(v, "to", "\"PREPARED\"");
 	free(v);
@@ -320,13 +206,13 @@ static void test_key_layout(void **state)
 	assert_string_equal(ids[0], "op-1");
 	free(ids);
 	snprintf(key, sizeof(key), "%s/purged/op-1", prefix);
-	v = raw_get(members, key);
+	v = etcd_test_raw_get(etcd_server_members(), key);
 	assert_json_field(v, "intent_digest", "\"intent-1\"");
 	free(v);
 	snprintf(key, sizeof(key), "%s/ops/op-1", prefix);
-	assert_null(raw_get(members, key));
+	assert_null(etcd_test_raw_get(etcd_server_members(), key));
 	snprintf(key, sizeof(key), "%s/hist/op-1/00000000000000000001", prefix);
-	assert_null(raw_get(members, key));
+	assert_null(etcd_test_raw_get(etcd_server_members(), key));
 	journal_close(j);
 }
 
@@ -338,10 +224,10 @@ static void test_cache_never_decides_a_refusal(void **state)
 	char prefix[256], url[1024];
 	struct journal_entry a, b, got;
 	struct journal_cas req = { .operation_id = "op-c" };
-	journal *ja = fresh(members, prefix, sizeof(prefix)), *jb;
+	journal *ja = fresh(etcd_server_members(), prefix, sizeof(prefix)), *jb;
 
 	(void)state;
-	snprintf(url, sizeof(url), "etcd://%s/%s", members, prefix);
+	snprintf(url, sizeof(url), "etcd://%s/%s", etcd_server_members(), prefix);
 	jb = open_url(url);
 	create(ja, "op-c", &a);
 	must(jb, journal_get(jb, "op-c", &b), "get");
@@ -382,16 +268,16 @@ static void test_cache_never_decides_a_refusal(void **state)
 
 /* A proxy in front of the first member; *direct sees etcd itself, and
  * via_url names the same prefix with the proxy as first member (followed
- * by the real members when with_real). */
+ * by the real etcd_server_members() when with_real). */
 static void proxied(struct tcp_fault_proxy *p, int with_real,
 		    journal **direct, char *via_url, size_t len)
 {
 	char prefix[256];
 
-	assert_int_equal(tcp_fault_proxy_start(p, members), 0);
-	*direct = fresh(members, prefix, sizeof(prefix));
+	assert_int_equal(tcp_fault_proxy_start(p, etcd_server_members()), 0);
+	*direct = fresh(etcd_server_members(), prefix, sizeof(prefix));
 	snprintf(via_url, len, "etcd://127.0.0.1:%d%s%s/%s", p->port,
-		 with_real ? "," : "", with_real ? members : "", prefix);
+		 with_real ? "," : "", with_real ? etcd_server_members() : "", prefix);
 }
 
 /*
@@ -486,10 +372,10 @@ static void test_lost_answer_without_quorum_to_ask(void **state)
 		proxied(&p, 0, &d, url, sizeof(url));
 		create(d, "op-u", &e);
 		j = via(&p, url, "op-u", modes[m]);
-		t0 = mono_ms();
+		t0 = etcd_test_mono_ms();
 		assert_int_equal(cas(j, &e, FC_PREPARED, &got),
 				 FC_JOURNAL_UNAVAILABLE);
-		assert_true(mono_ms() - t0 < 3 * ETCD_CALL_BUDGET_MS);
+		assert_true(etcd_test_mono_ms() - t0 < 3 * ETCD_CALL_BUDGET_MS);
 		assert_non_null(strstr(journal_errmsg(j), "outcome unknown"));
 		must(d, journal_get(d, "op-u", &got), "get");
 		assert_int_equal(got.version,
@@ -541,10 +427,10 @@ static void test_processes_race_one_cas(void **state)
 	struct journal_entry e;
 	int go[2], wins = 0, conflicts = 0;
 	pid_t pids[RACERS];
-	journal *j = fresh(members, prefix, sizeof(prefix));
+	journal *j = fresh(etcd_server_members(), prefix, sizeof(prefix));
 
 	(void)state;
-	snprintf(url, sizeof(url), "etcd://%s/%s", members, prefix);
+	snprintf(url, sizeof(url), "etcd://%s/%s", etcd_server_members(), prefix);
 	create(j, "op-r", &e);
 	assert_int_equal(pipe(go), 0);
 	for (int i = 0; i < RACERS; i++) {
@@ -585,7 +471,7 @@ static void test_processes_race_one_cas(void **state)
 	journal_close(j);
 }
 
-/* Three members: one down is fine; two down is UNAVAILABLE promptly and
+/* Three etcd_server_members(): one down is fine; two down is UNAVAILABLE promptly and
  * changes nothing; back to two, it works again. */
 static void test_member_loss(void **state)
 {
@@ -596,14 +482,14 @@ static void test_member_loss(void **state)
 	journal *j;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/three", tmpdir);
-	if (etcd_up(dir, 3, hosts, sizeof(hosts)))
-		fail_msg("ci/etcd-up '%s' --members 3 failed", dir);
+	snprintf(dir, sizeof(dir), "%s/three", etcd_server_dir());
+	if (etcd_test_up(dir, 3, hosts, sizeof(hosts)))
+		fail_msg("ci/etcd-up '%s' --etcd_server_members() 3 failed", dir);
 	j = fresh(hosts, prefix, sizeof(prefix));
 	create(j, "op-m", &e);
 	must(j, cas(j, &e, FC_PREPARED, &e), "cas, all up");
 
-	assert_int_equal(member_ctl(dir, "stop", "m1"), 0);
+	assert_int_equal(etcd_test_member(dir, "stop", "m1"), 0);
 	must(j, cas(j, &e, FC_COMMITTING, &e), "cas, m1 down");
 	must(j, journal_get(j, "op-m", &got), "get, m1 down");
 	assert_int_equal(got.version, 3);
@@ -611,21 +497,21 @@ static void test_member_loss(void **state)
 	/* Give m3 one election timeout and more to notice it lost its
 	 * quorum (CheckQuorum): a leader that does not know yet would
 	 * accept the txn into its log, an unknown outcome, not a refusal. */
-	assert_int_equal(member_ctl(dir, "stop", "m2"), 0);
+	assert_int_equal(etcd_test_member(dir, "stop", "m2"), 0);
 	usleep(1500 * 1000);
-	t0 = mono_ms();
+	t0 = etcd_test_mono_ms();
 	assert_int_equal(cas(j, &e, FC_TARGET_COMMITTED, &got),
 			 FC_JOURNAL_UNAVAILABLE);
-	took = mono_ms() - t0;
+	took = etcd_test_mono_ms() - t0;
 	unknown = strstr(journal_errmsg(j), "outcome unknown") != NULL;
 	print_message("cas without quorum: UNAVAILABLE after %lld ms (%s)\n",
 		      took, journal_errmsg(j));
 	assert_true(took < 2 * ETCD_CALL_BUDGET_MS + 1000);
-	t0 = mono_ms();
+	t0 = etcd_test_mono_ms();
 	assert_int_equal(journal_get(j, "op-m", &got), FC_JOURNAL_UNAVAILABLE);
-	assert_true(mono_ms() - t0 < 2 * ETCD_CALL_BUDGET_MS + 1000);
+	assert_true(etcd_test_mono_ms() - t0 < 2 * ETCD_CALL_BUDGET_MS + 1000);
 
-	assert_int_equal(member_ctl(dir, "start", "m1"), 0);
+	assert_int_equal(etcd_test_member(dir, "start", "m1"), 0);
 	must(j, journal_get(j, "op-m", &got), "get, m1 back");
 	if (!unknown || got.version == 3) {
 		/* refused before it was proposed: nothing changed */
@@ -641,62 +527,10 @@ static void test_member_loss(void **state)
 	assert_int_equal(history_len(j, "op-m"), 4);
 	journal_close(j);
 	snprintf(hosts, sizeof(hosts), "ci/etcd-down '%s'", dir);
-	assert_int_equal(run(hosts, NULL, 0), 0);
+	assert_int_equal(etcd_test_run(hosts, NULL, 0), 0);
 }
 
 /* ---- main --------------------------------------------------------------- */
-
-static int setup_server(void)
-{
-	const char *url = getenv("FENCECERT_ETCD_URL");
-	char dir[256];
-
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return -1;
-	}
-	if (url && *url) {
-		const char *hosts = url + strlen("etcd://"), *slash;
-
-		if (strncmp(url, "etcd://", 7) != 0 ||
-		    !(slash = strchr(hosts, '/')) || !slash[1] ||
-		    (size_t)(slash - hosts) >= sizeof(members)) {
-			fprintf(stderr, "FENCECERT_ETCD_URL '%s' is not "
-				"etcd://HOST:PORT[,...]/PREFIX\n", url);
-			return -1;
-		}
-		memcpy(members, hosts, (size_t)(slash - hosts));
-		members[slash - hosts] = '\0';
-		snprintf(base, sizeof(base), "%s/run-%d", slash + 1,
-			 (int)getpid());
-		return 0;
-	}
-	snprintf(dir, sizeof(dir), "%s/one", tmpdir);
-	if (etcd_up(dir, 1, members, sizeof(members))) {
-		fprintf(stderr, "ci/etcd-up '%s' failed; is etcd installed "
-			"(ci/install-deps)?\n", dir);
-		return -1;
-	}
-	started = 1;
-	snprintf(base, sizeof(base), "fencecert-test/run-%d", (int)getpid());
-	return 0;
-}
-
-static void teardown_server(void)
-{
-	char cmd[512];
-
-	if (members[0] && base[0])
-		delete_prefix(members, base);
-	if (started) {
-		snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/one'", tmpdir);
-		run(cmd, NULL, 0);
-	}
-	snprintf(cmd, sizeof(cmd), "ci/etcd-down '%s/three' 2>/dev/null",
-		 tmpdir);
-	run(cmd, NULL, 0);
-	rm_tree(tmpdir);
-}
 
 int main(void)
 {
@@ -712,14 +546,14 @@ int main(void)
 	};
 	int failed;
 
-	if (setup_server()) {
-		rm_tree(tmpdir);
+	if (etcd_server_setup("", NULL)) {
+		etcd_server_release();
 		return 1;
 	}
-	print_message("etcd members %s, prefix %s\n", members, base);
+	print_message("etcd etcd_server_members() %s, prefix %s\n", etcd_server_members(), etcd_server_base());
 	failed = journal_conformance_run("etcd", etcd_url);
 	failed += cmocka_run_group_tests_name("journal etcd adapter", tests,
 					      NULL, NULL);
-	teardown_server();
+	etcd_server_release();
 	return failed ? 1 : 0;
 }

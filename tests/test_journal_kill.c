@@ -22,7 +22,6 @@
  * $FENCECERT_KILL_URL, else a sqlite file in a temp dir.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +35,7 @@
 
 #include <cmocka.h>
 
+#include "harness/fsutil.h"
 #include "journal/journal.h"
 #include "journal_conformance.h"
 
@@ -314,15 +314,6 @@ static void test_kill_at_random_moments(void **state)
 	free(s.a);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +335,7 @@ int main(void)
 		 journal_now_ms());
 	failed = cmocka_run_group_tests_name("journal kill", tests, NULL, NULL);
 	if (own_dir)
-		nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		if (fs_remove_tree(tmpdir))
+			fprintf(stderr, "cannot remove '%s'\n", tmpdir);
 	return failed ? 1 : 0;
 }

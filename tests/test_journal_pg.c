@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -30,6 +29,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include "harness/fsutil.h"
 #include "journal/journal.h"
 #include "journal_conformance.h"
 #include "pg_server.h"
@@ -106,21 +106,13 @@ static int start_server(char *dir, size_t dlen, char *url, size_t ulen)
 	return -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void stop_server(const char *dir)
 {
 	if (!dir[0])
 		return;
 	pg_script("pg-down", dir, NULL, 0);
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (fs_remove_tree(dir))
+		fprintf(stderr, "cannot remove '%s'\n", dir);
 }
 
 /* The private server, started on first use. */

@@ -20,7 +20,6 @@
  * be reused.  $FENCECERT_RACE_ROUNDS overrides the number of CAS rounds.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -34,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "harness/fsutil.h"
 #include "journal/journal.h"
 
 #define WORKERS 8
@@ -381,15 +381,6 @@ static void test_race_lease(void **state)
 	journal_close(j);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +405,7 @@ int main(void)
 		 journal_now_ms());
 	failed = cmocka_run_group_tests_name("journal race", tests, NULL, NULL);
 	if (own_dir)
-		nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		if (fs_remove_tree(tmpdir))
+			fprintf(stderr, "cannot remove '%s'\n", tmpdir);
 	return failed ? 1 : 0;
 }

@@ -9,7 +9,6 @@
  * operator with the sqlite3 shell would.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +20,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "harness/fsutil.h"
 #include "journal/journal.h"
 #include "journal_conformance.h"
 
@@ -556,15 +556,6 @@ static void test_redact_url(void **state)
 	assert_null(strstr(tiny, "secret"));
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +581,7 @@ int main(void)
 	failed = journal_conformance_run("sqlite", sqlite_url);
 	failed += cmocka_run_group_tests_name("journal sqlite adapter", tests,
 					      NULL, NULL);
-	nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (fs_remove_tree(tmpdir))
+		fprintf(stderr, "cannot remove '%s'\n", tmpdir);
 	return failed ? 1 : 0;
 }
