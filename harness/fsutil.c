@@ -15,6 +15,26 @@
 
 #define FS_REMOVE_FAST_DEPTH 32 /* deeper: nftw() */
 
+/* mkdir -p of buf (which it may change and restores): the directory
+ * itself first, its parents only when it says ENOENT, so the usual case
+ * -- the parent exists -- is one mkdir() instead of one per component. */
+static int mkdirs(char *buf)
+{
+	char *slash;
+	int rc;
+
+	if (mkdir(buf, 0755) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT || !(slash = strrchr(buf, '/')) || slash == buf)
+		return FC_IO;
+	*slash = '\0';
+	rc = mkdirs(buf);
+	*slash = '/';
+	if (rc)
+		return rc;
+	return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : FC_IO;
+}
+
 int fs_mkdirs(const char *path)
 {
 	char buf[PATH_MAX];
@@ -23,17 +43,9 @@ int fs_mkdirs(const char *path)
 	if (len == 0 || len >= sizeof(buf))
 		return FC_IO;
 	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return FC_IO;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return FC_IO;
-	return 0;
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return mkdirs(buf);
 }
 
 static int remove_one(const char *path, const struct stat *sb, int flag,

@@ -179,6 +179,26 @@ static void test_empty_dir(void **state)
 	assert_true(exists("new/x"));
 }
 
+static void test_mkdirs(void **state)
+{
+	char p[512];
+
+	(void)state;
+	path(p, sizeof(p), "m/a/b/c/d/");
+	assert_int_equal(fs_mkdirs(p), 0);
+	assert_true(exists("m/a/b/c/d"));
+	assert_int_equal(fs_mkdirs(p), 0); /* there already */
+	path(p, sizeof(p), "m/a/b/c/e");
+	assert_int_equal(fs_mkdirs(p), 0);
+	assert_true(exists("m/a/b/c/e"));
+	/* under a plain file nothing can be made */
+	touch("m/file");
+	path(p, sizeof(p), "m/file/x/y");
+	assert_int_equal(fs_mkdirs(p), FC_IO);
+	assert_false(exists("m/file/x"));
+	assert_int_equal(fs_mkdirs(""), FC_IO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +210,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_dir, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
