@@ -15,14 +15,17 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "inject_seccomp_impl.h"
 
-static int send_fd(int sock, int fd)
+int inject_seccomp_send_fd(int sock, int fd)
 {
 	char byte = 'S';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -47,6 +50,14 @@ static int send_fd(int sock, int fd)
 		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n == 1 ? 0 : FC_IO;
+}
+
+static bool intercepts_any(const struct inject_seccomp_plan *p)
+{
+	for (int i = 0; i < inject_seccomp__nsyscalls; i++)
+		if (p->intercept[i])
+			return true;
+	return false;
 }
 
 static int build_filter(const struct inject_seccomp_plan *p,
@@ -77,12 +88,9 @@ fail:
 int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
 {
 	scmp_filter_ctx ctx;
-	bool any = false;
 	int rc, fd;
 
-	for (int i = 0; i < inject_seccomp__nsyscalls; i++)
-		any |= p->intercept[i];
-	if (!any) /* no listener would be created */
+	if (!intercepts_any(p)) /* no listener would be created */
 		return FC_USAGE;
 	/* libseccomp would set it too (SCMP_FLTATR_CTL_NNP); doing it first
 	 * makes a kernel without seccomp fail here, before anything else. */
@@ -100,7 +108,7 @@ int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
 		seccomp_release(ctx);
 		return FC_IO;
 	}
-	rc = send_fd(sock, fd);
+	rc = inject_seccomp_send_fd(sock, fd);
 	/* seccomp_release() leaves the listener open (libseccomp 2.5): close
 	 * it ourselves (invariant 2). */
 	close(fd);
@@ -141,5 +149,40 @@ int inject_seccomp_recv_fd(int sock, int timeout_ms, int *notify_fd)
 		return FC_IO;
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	*notify_fd = fd;
+	return 0;
+}
+
+int inject_seccomp_plan_bpf(const struct inject_seccomp_plan *p, void **prog,
+			    size_t *len)
+{
+	scmp_filter_ctx ctx;
+	struct stat st;
+	char *buf = NULL;
+	int rc, fd;
+
+	*prog = NULL;
+	*len = 0;
+	if (!intercepts_any(p))
+		return FC_USAGE;
+	rc = build_filter(p, &ctx);
+	if (rc)
+		return rc;
+	/* libseccomp 2.5 exports to an fd only */
+	fd = memfd_create("fencecert-bpf", MFD_CLOEXEC);
+	rc = fd < 0 || seccomp_export_bpf(ctx, fd) < 0 || fstat(fd, &st) < 0 ?
+		FC_IO : 0;
+	seccomp_release(ctx);
+	if (!rc && !(buf = malloc((size_t)st.st_size + 1)))
+		rc = FC_NOMEM;
+	if (!rc && pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
+		rc = FC_IO;
+	if (fd >= 0)
+		close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*prog = buf;
+	*len = (size_t)st.st_size;
 	return 0;
 }

@@ -301,14 +301,17 @@ static int respond(struct inject_seccomp_session *s,
 	return 0;
 }
 
+/* The group first: killing the caller alone first would let its parent
+ * in the group (a shell) see it die and exit on its own before the group
+ * kill reaches it, so the route would end by exit, not by the kill. */
 static void kill_route(struct inject_seccomp_session *s, int pidfd, pid_t pid)
 {
+	if (s->pgid > 0)
+		kill(-s->pgid, SIGKILL);
 	if (pidfd >= 0)
 		inject_seccomp__pidfd_kill(pidfd);
 	else if (pid > 0)
 		kill(pid, SIGKILL);
-	if (s->pgid > 0)
-		kill(-s->pgid, SIGKILL);
 }
 
 static int kill_call(struct inject_seccomp_session *s, int sys,

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <sqlite3.h>
 
+#include "../routes/fork_server.h"
 #include "cli.h"
 
 static const struct command {
@@ -24,6 +26,19 @@ static const struct command {
 	{ "report", cmd_report, "render a report.json as JUnit, Markdown, HTML" },
 	{ NULL, NULL, NULL },
 };
+
+/*
+ * One-time work of a fork server (docs/fork-server.md), paid once per
+ * harness worker instead of once per attempt.  Nothing here may depend on
+ * an attempt, start a thread, open a connection or draw random bytes (the
+ * children would share the generator's state).
+ */
+static void warm_up(void)
+{
+	if (sqlite3_initialize() != SQLITE_OK) {
+		/* each attempt tries again and reports it */
+	}
+}
 
 static void usage(FILE *to)
 {
@@ -45,6 +60,9 @@ int main(int argc, char **argv)
 	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
 			    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
 			    OPENSSL_INIT_NO_ATEXIT, NULL);
+	/* returns at once unless started as a fork server; then returns in
+	 * each attempt it spawns, with that attempt's argv */
+	fork_server_serve(&argc, &argv, warm_up);
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;

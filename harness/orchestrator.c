@@ -169,6 +169,8 @@ static int spawn_try(struct orch *o, int op, int k)
 			.failpoints = true,
 			.timeout_ms = o->p->suite->orchestrator.attempt_timeout_ms,
 			.seccomp = r->plan,
+			.fork_server = o->p->route->fork_server,
+			.label = o->p->route->name,
 		}, &r->proc, err, sizeof(err));
 	if (rc) {
 		a->spawn_failed = true;

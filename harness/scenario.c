@@ -36,7 +36,8 @@ static const char *const service_keys[] = {
 	"name", "kind", "members", "env", NULL,
 };
 static const char *const route_keys[] = {
-	"name", "command", "journal", "target", "observe", "expect", "env", NULL,
+	"name", "command", "journal", "target", "observe", "expect", "env",
+	"fork_server", NULL,
 };
 static const char *const observe_keys[] = { "sql", "command", NULL };
 static const char *const workload_keys[] = {
@@ -374,6 +375,9 @@ static int parse_route(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 	    parse_expect(c, v, &r->expect) < 0)
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "env", NULL)) && parse_env(c, v, r) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "fork_server", NULL)) &&
+	    scenario__get_bool(c, v, "fork_server", &r->fork_server) < 0)
 		return FC_USAGE;
 	return c->failed ? FC_USAGE : 0;
 }

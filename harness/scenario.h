@@ -164,6 +164,8 @@ struct route_spec {
 	char **observe_command;  /* observe.command argv, or NULL */
 	char **env;              /* extra "NAME=value" entries, NULL-terminated */
 	enum expectation expect;
+	bool fork_server;        /* start attempts through the program's fork
+				    server (docs/fork-server.md) */
 	int line, column;
 };
 

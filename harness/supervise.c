@@ -84,6 +84,7 @@ int supervisor_new(supervisor **out, char *err, size_t errlen)
 		return FC_NOMEM;
 	}
 	sv->wd.fd = -1;
+	sv->forksrv_timeout_ms = FORKSRV_TIMEOUT_MS;
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "cannot create self-pipe: %s",
 			 strerror(errno));
@@ -116,6 +117,7 @@ void supervisor_free(supervisor *sv)
 		return;
 	while (sv->procs)
 		sv_proc_free(sv->procs);
+	sv__forksrv_stop_all(sv);
 	free(sv->queue);
 	watchdog_stop(&sv->wd);
 	sigaction(SIGCHLD, &sv->old_chld, NULL);

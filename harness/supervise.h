@@ -17,7 +17,11 @@
  *     SIGKILL (the watchdog sees EOF on its registration socket).
  *  3. An attempt that outlives its deadline is killed (status timed_out).
  *  4. exec failures are reported to the caller, not as a strange exit.
- *  5. A process spawned with a seccomp plan (inject_seccomp.h) runs under
+ *  5. A process spawned through a fork server (sv_spawn.fork_server) is
+ *     our child like any other (the server clones it with CLONE_PARENT),
+ *     set up the same way; servers are helpers of the supervisor, in their
+ *     own process groups under the watchdog, never reported as events.
+ *  6. A process spawned with a seccomp plan (inject_seccomp.h) runs under
  *     its filter; the listener is answered from the same poll loop, so no
  *     wait of the supervisor ever blocks on a route stopped at a syscall.
  *     Processes without a plan get no filter and pay nothing.
@@ -56,6 +60,12 @@ struct sv_spawn {
 	long long timeout_ms;    /* kill after this long; 0: no deadline */
 	const struct inject_seccomp_plan *seccomp; /* syscall faults, or NULL;
 				    must outlive the process (sv_proc_free) */
+	bool fork_server;        /* start it through the program's fork server
+				    (docs/fork-server.md): one server per
+				    supervisor and (argv, cwd), started on
+				    first use; the process is the same */
+	const char *label;       /* names the process in errors (the route),
+				    or NULL */
 };
 
 /* A rule of the process's seccomp plan that acted (failed a call or killed
@@ -125,6 +135,13 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
  */
 int supervisor_run(supervisor *sv, const struct sv_spawn *req,
 		   struct sv_status *st, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* How long a fork server may take to say hello or to answer a request
+ * before it is given up on (default FORKSRV_TIMEOUT_MS, 10 s). */
+void supervisor_set_fork_server_timeout(supervisor *sv, long long ms);
+
+/* Fork servers running (not counted as processes). */
+size_t supervisor_fork_servers(const supervisor *sv);
 
 /* Processes started and not yet ended. */
 size_t supervisor_live(const supervisor *sv);

@@ -38,8 +38,49 @@ struct sv_proc {
 /* Answer one pending notification of p (supervise.c). */
 int sv__handle_syscall(sv_proc *p);
 
+/* One fork server (supervise_forksrv.c): a helper process started by
+ * sv__spawn() with its SEQPACKET socket as proc->fp_fd; proc is not in
+ * supervisor.procs. */
+struct sv_forksrv {
+	struct sv_forksrv *next;
+	char *key;             /* argv and cwd, each NUL-terminated */
+	size_t keylen;
+	sv_proc *proc;
+};
+
+#define FORKSRV_TIMEOUT_MS 10000
+#define FORKSRV_MAX 8          /* servers per supervisor; the oldest goes */
+
+/* What the child of a spawn is given (supervise_spawn.c fills it). */
+struct child_plan {
+	char *const *argv;
+	char **envp;
+	const char *cwd;
+	int in_fd, out_fd, err_fd, fp_fd, report_fd;
+	pid_t parent;
+	const struct inject_seccomp_plan *seccomp;
+	int seccomp_sock;    /* child's end of the listener socketpair */
+};
+
+/* Start a process and wait until it runs (supervise_spawn.c); *out is not
+ * linked into sv->procs.  server: the channel is a SEQPACKET socket named
+ * by FENCECERT_FORK_SERVER_FD instead of the failpoint channel. */
+int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
+	      sv_proc **out, char *err, size_t errlen);
+
+/* Have the fork server of req start cp; *pid on success
+ * (supervise_forksrv.c). */
+int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
+		      const struct child_plan *cp, pid_t *pid, char *err,
+		      size_t errlen);
+
+/* Stop every fork server. */
+void sv__forksrv_stop_all(supervisor *sv);
+
 struct supervisor {
 	struct sv_proc *procs;
+	struct sv_forksrv *servers;
+	long long forksrv_timeout_ms;
 	struct watchdog wd;
 	struct sv_event *queue;
 	size_t qlen, qcap;

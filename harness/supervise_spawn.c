@@ -7,7 +7,8 @@
  *     async-signal-safe calls until exec.
  *  2. Every fd the parent opens is close-on-exec and numbered above
  *     CHILD_FP_FD, so the child's dup2s onto 0-3 clobber nothing it needs;
- *     the child inherits exactly 0-2 and its failpoint end as fd 3.
+ *     the child inherits exactly 0-2 and its failpoint end as fd 3 (it
+ *     closes what our own parent left open), as through a fork server.
  *  3. The child is in its own process group, dies with its parent
  *     (PR_SET_PDEATHSIG, checked with getppid()), and starts with default
  *     signal dispositions and an empty mask.
@@ -40,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../routes/fork_server.h"
 #include "supervise_impl.h"
 
 extern char **environ;
@@ -87,7 +89,8 @@ static bool env_overridden(const char *entry, char *const *env, const char *extr
 }
 
 /* The child's environment: ours, minus what the request sets, minus any
- * inherited failpoint fd, plus the request's entries and `fpvar`. */
+ * inherited failpoint or fork server fd, plus the request's entries and
+ * `fpvar`. */
 static char **build_env(char *const *env, const char *fpvar)
 {
 	size_t n = 0, extra = 0, k = 0;
@@ -102,6 +105,7 @@ static char **build_env(char *const *env, const char *fpvar)
 		return NULL;
 	for (char **e = environ; e && *e; e++) {
 		if (strncmp(*e, "FENCECERT_FAILPOINT_FD=", 23) == 0 ||
+		    strncmp(*e, FORK_SERVER_ENV "=", sizeof(FORK_SERVER_ENV)) == 0 ||
 		    env_overridden(*e, env, NULL))
 			continue;
 		out[k++] = *e;
@@ -113,16 +117,6 @@ static char **build_env(char *const *env, const char *fpvar)
 	out[k] = NULL;
 	return out;
 }
-
-struct child_plan {
-	char *const *argv;
-	char **envp;
-	const char *cwd;
-	int in_fd, out_fd, err_fd, fp_fd, report_fd;
-	pid_t parent;
-	const struct inject_seccomp_plan *seccomp;
-	int seccomp_sock;    /* child's end of the listener socketpair */
-};
 
 static void set_limit(int res, rlim_t v)
 {
@@ -168,6 +162,9 @@ static void child_exec(const struct child_plan *cp)
 #endif
 	if (cp->cwd && chdir(cp->cwd) < 0)
 		goto fail;
+	/* fds our own parent left open without close-on-exec */
+	watchdog__close_from_except(CHILD_FP_FD + 1, cp->report_fd,
+				    cp->seccomp ? cp->seccomp_sock : -1);
 	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
 							cp->seccomp_sock) < 0) {
 		if (!errno)
@@ -297,6 +294,34 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 		     sv_proc **out, char *err, size_t errlen)
 {
+	int rc = sv__spawn(sv, req, false, out, err, errlen);
+
+	if (rc)
+		return rc;
+	(*out)->next = sv->procs;
+	sv->procs = *out;
+	return 0;
+}
+
+/* Start the child: through its fork server, or clone and exec. */
+static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
+		  const struct child_plan *cp, pid_t *pid, char *err,
+		  size_t errlen)
+{
+	if (req->fork_server && !server)
+		return sv__forksrv_spawn(sv, req, cp, pid, err, errlen);
+	*pid = start_child(cp);
+	if (*pid < 0) {
+		snprintf(err, errlen, "cannot start a process: %s",
+			 strerror(errno));
+		return FC_IO;
+	}
+	return 0;
+}
+
+int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
+	      sv_proc **out, char *err, size_t errlen)
+{
 	/* in, out, err, fp parent, fp child, report read, report write,
 	 * seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -304,7 +329,7 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 	struct child_plan cp;
 	sv_proc *p;
 	pid_t pid;
-	int child_errno = 0, attach_rc = 0;
+	int child_errno = 0, attach_rc = 0, rc;
 	ssize_t r;
 
 	*out = NULL;
@@ -326,9 +351,10 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 			 strerror(errno));
 		goto fail;
 	}
-	if (req->failpoints) {
+	if (req->failpoints || server) {
 		int sp[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		if (socketpair(AF_UNIX, (server ? SOCK_SEQPACKET : SOCK_STREAM) |
+			       SOCK_CLOEXEC, 0, sp) < 0) {
 			snprintf(err, errlen, "cannot create failpoint channel: %s",
 				 strerror(errno));
 			goto fail;
@@ -340,8 +366,8 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 			snprintf(err, errlen, "cannot set up failpoint channel");
 			goto fail;
 		}
-		snprintf(fpvar, sizeof(fpvar), "FENCECERT_FAILPOINT_FD=%d",
-			 CHILD_FP_FD);
+		snprintf(fpvar, sizeof(fpvar), "%s=%d", server ? FORK_SERVER_ENV :
+			 "FENCECERT_FAILPOINT_FD", CHILD_FP_FD);
 	}
 	{
 		int rp[2];
@@ -373,19 +399,17 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 		.fp_fd = fds[4], .report_fd = fds[6], .parent = getpid(),
 		.seccomp = req->seccomp, .seccomp_sock = fds[8],
 	};
-	cp.envp = build_env(req->env, req->failpoints ? fpvar : NULL);
+	cp.envp = build_env(req->env, req->failpoints || server ? fpvar : NULL);
 	if (!cp.envp) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	pid = start_child(&cp);
-	if (pid < 0) {
-		snprintf(err, errlen, "cannot start a process: %s",
-			 strerror(errno));
-		free(cp.envp);
+	rc = launch(sv, req, server, &cp, &pid, err, errlen);
+	free(cp.envp);
+	if (rc) {
+		attach_rc = rc;
 		goto fail;
 	}
-	free(cp.envp);
 	setpgid(pid, pid); /* also done by the child; whoever runs first wins */
 	watchdog_register(&sv->wd, pid);
 	p->registered = true;
@@ -417,8 +441,6 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 	if (req->timeout_ms > 0)
 		p->deadline_ms = p->st.start_ms + req->timeout_ms;
 	close_fds(fds, 9);
-	p->next = sv->procs;
-	sv->procs = p;
 	*out = p;
 	return 0;
 fail:

@@ -35,6 +35,27 @@ void watchdog__close_from(int lowfd)
 		close(fd);
 }
 
+void watchdog__close_from_except(int lowfd, int keep1, int keep2)
+{
+	int keep[2] = { keep1 < keep2 ? keep1 : keep2,
+			keep1 < keep2 ? keep2 : keep1 };
+
+	for (int i = 0; i < 2; i++) {
+		if (keep[i] < lowfd)
+			continue;
+		for (int fd = lowfd; fd < keep[i]; fd++) {
+#ifdef SYS_close_range
+			if (syscall(SYS_close_range, (unsigned)fd,
+				    (unsigned)keep[i] - 1, 0) == 0)
+				break;
+#endif
+			close(fd);
+		}
+		lowfd = keep[i] + 1;
+	}
+	watchdog__close_from(lowfd);
+}
+
 struct wd_msg {
 	int32_t op; /* '+' register, '-' unregister */
 	int32_t pgid;

@@ -254,6 +254,7 @@ static void test_defaults(void **state)
 
 	assert_string_equal(s->name, "minimal");
 	assert_int_equal(s->routes[0].expect, EXPECT_CERTIFIED);
+	assert_false(s->routes[0].fork_server);
 	assert_null(s->routes[0].observe_sql);
 	assert_string_equal(s->routes[0].observe_command[0], "count-rows");
 	assert_string_equal(s->routes[0].observe_command[1], "{dir}/target.db");
@@ -348,6 +349,8 @@ static void test_extensions(void **state)
 	const struct explore_spec *e;
 
 	assert_int_equal(r->expect, EXPECT_CERTIFIED_FAIL_CLOSED);
+	assert_true(r->fork_server);
+	assert_false(s->routes[1].fork_server);
 	assert_string_equal(r->env[0], "LAKE_ROOT={dir}/lake");
 	assert_string_equal(r->env[1], "HOME_COPY={env:HOME}");
 	assert_string_equal(r->env[2], "LITERAL={{not a placeholder}");
