@@ -62,6 +62,8 @@ struct fence_sqlite {
 	char *path;
 	sqlite3 *db; /* NULL until the first call that needs it */
 	int db_readonly; /* db was opened by a probe: read-only, no pragmas */
+	dev_t dev;       /* what the path named before a probe opened it */
+	ino_t ino;
 };
 
 static const char schema_sql[] =
@@ -101,41 +103,71 @@ static void disconnect(struct fence_sqlite *s)
 }
 
 /* 1 when path names no file and its directory exists (so "no file" is a
- * fact about the target, not about a missing mount or a typo'd parent). */
-static int file_provably_missing(const char *path)
+ * fact about the target, not about a missing mount or a typo'd parent).
+ * When it names one, *st is what stat() says of it. */
+static int file_provably_missing(const char *path, struct stat *st)
 {
-	struct stat st;
 	char *copy;
 	int missing;
 
-	if (stat(path, &st) == 0 || errno != ENOENT)
+	if (stat(path, st) == 0 || errno != ENOENT)
 		return 0;
 	copy = strdup(path);
 	if (!copy)
 		return 0;
-	missing = stat(dirname(copy), &st) == 0 && S_ISDIR(st.st_mode);
+	missing = stat(dirname(copy), st) == 0 && S_ISDIR(st->st_mode);
 	free(copy);
 	return missing;
+}
+
+static int configure_writer(struct fence_sqlite *s)
+{
+	return sqlite3_exec(s->db, "PRAGMA query_only = 0; "
+			    "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+			    NULL, NULL, NULL);
+}
+
+/* A writer after a probe: the probe's connection serves when it was opened
+ * read-write (fc_sqlite_open_reader() does so whenever it may) and the
+ * path still names the file the probe saw; it then gets exactly the
+ * writer's settings.  Saves an open (a schema read and a -shm mapping)
+ * per retry.  Non-zero: open a writer afresh. */
+static int reuse_probe_connection(struct fence_sqlite *s)
+{
+	struct stat st;
+
+	if (sqlite3_db_readonly(s->db, "main") != 0 || !s->ino ||
+	    stat(s->path, &st) != 0 || st.st_dev != s->dev ||
+	    st.st_ino != s->ino)
+		return -1;
+	return configure_writer(s);
 }
 
 /*
  * Make sure s->db is open.  With create == 0 (a probe) the database is
  * opened to read only and left as it is -- no file created, no pragma
  * written (a probe only reads: fence.h; journal/sqlite_reader.h) -- and a
- * missing one sets *missing (only when that is provable).  A writer (create == 1) replaces a read-only
- * connection with a read-write one in WAL mode.
+ * missing one sets *missing (only when that is provable).  A writer
+ * (create == 1) turns a probe's connection into a read-write one in WAL
+ * mode (reuse_probe_connection()), or replaces it.
  */
 static int connect_db(fence *f, int create, int *missing)
 {
 	struct fence_sqlite *s = impl(f);
+	struct stat st = { 0 };
 
 	if (missing)
 		*missing = 0;
-	if (s->db && create && s->db_readonly)
+	if (s->db && create && s->db_readonly) {
+		if (reuse_probe_connection(s) == 0) {
+			s->db_readonly = 0;
+			return 0;
+		}
 		disconnect(s);
+	}
 	if (s->db)
 		return 0;
-	if (!create && file_provably_missing(s->path)) {
+	if (!create && file_provably_missing(s->path, &st)) {
 		*missing = 1;
 		return 0;
 	}
@@ -148,10 +180,11 @@ static int connect_db(fence *f, int create, int *missing)
 		return code;
 	}
 	s->db_readonly = !create;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino; /* 0 unless a probe saw the file */
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	if (create && sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; "
-				   "PRAGMA synchronous=FULL;", NULL, NULL, NULL)) {
+	if (create && configure_writer(s)) {
 		int code = db_fail(f, FC_FENCE_UNAVAILABLE,
 				   "configure target");
 

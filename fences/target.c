@@ -8,9 +8,9 @@
  * counts are counted, not taken from fence records.
  *
  * Invariants:
- *  1. Nothing is written: SQLite is opened without SQLITE_OPEN_CREATE,
- *     after a stat() shows the file exists, and with query_only set;
- *     directories are only listed and read.
+ *  1. Nothing is written: SQLite (target_sqlite.c) is opened without
+ *     SQLITE_OPEN_CREATE, after a stat() shows the file exists, and with
+ *     query_only set; directories are only listed and read.
  *  2. Results are sorted the same way for every target kind (bytewise,
  *     NULL first), so a checker can compare observations across kinds.
  *  3. A file: observation holds every row of every visible data file in
@@ -26,15 +26,13 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "datafile.h"
 #include "fence.h"
-#include "target.h"
 #include "target_etcd.h"
+#include "target_impl.h"
 #include "target_pg.h"
 
-#define BUSY_TIMEOUT_MS 3000
 #define STATE_DIR ".fencecert"
 
 /* Same rule as the fence port's table names: a plain identifier. */
@@ -59,159 +57,6 @@ static int cmp_nullable(const char *a, const char *b)
 	if (!a || !b)
 		return (a != NULL) - (b != NULL);
 	return strcmp(a, b);
-}
-
-/* ---- sqlite: ---------------------------------------------------------- */
-
-static int sqlite_fail(sqlite3 *db, const char *path, const char *what,
-		       char *err, size_t errlen)
-{
-	snprintf(err, errlen, "cannot %s in '%s': %s", what, path,
-		 db ? sqlite3_errmsg(db) : "no connection");
-	return FC_FENCE_UNAVAILABLE;
-}
-
-/* Open for reading; *db stays NULL when the file does not exist. */
-static int sqlite_open_ro(const char *path, sqlite3 **db, char *err,
-			  size_t errlen)
-{
-	struct stat st;
-
-	*db = NULL;
-	if (stat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "cannot open target '%s': %s", path,
-			 strerror(errno));
-		return FC_FENCE_UNAVAILABLE;
-	}
-	/* Not SQLITE_OPEN_READONLY: a read-only connection to a WAL database
-	 * creates the -wal and -shm files and cannot remove them on close.
-	 * A writable connection that SQL cannot write through (query_only)
-	 * leaves the directory as it found it. */
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-	    sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL)) {
-		int rc = sqlite_fail(*db, path, "open target", err, errlen);
-
-		sqlite3_close_v2(*db);
-		*db = NULL;
-		return rc;
-	}
-	sqlite3_busy_timeout(*db, BUSY_TIMEOUT_MS);
-	return 0;
-}
-
-static int sqlite_has_table(sqlite3 *db, const char *path, const char *name,
-			    int *has, char *err, size_t errlen)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master "
-			       "WHERE type IN ('table', 'view') AND name = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return sqlite_fail(db, path, "read the schema", err, errlen);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	*has = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return sqlite_fail(db, path, "read the schema", err, errlen);
-	return 0;
-}
-
-static const char *text(sqlite3_stmt *st, int col)
-{
-	return (const char *)sqlite3_column_text(st, col);
-}
-
-static int sqlite_rows(const char *path, const char *table, target_row_fn fn,
-		       void *ctx, char *err, size_t errlen)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st = NULL;
-	char sql[256];
-	int has, rc, step;
-
-	rc = sqlite_open_ro(path, &db, err, errlen);
-	if (rc || !db)
-		return rc;
-	rc = sqlite_has_table(db, path, table, &has, err, errlen);
-	if (rc || !has)
-		goto out;
-	snprintf(sql, sizeof(sql), "SELECT row_key, operation_id, count(*) "
-		 "FROM main.\"%s\" GROUP BY row_key, operation_id "
-		 "ORDER BY row_key, operation_id", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = sqlite_fail(db, path, "read the rows", err, errlen);
-		goto out;
-	}
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		rc = fn(ctx, text(st, 0), text(st, 1),
-			sqlite3_column_int64(st, 2));
-		if (rc)
-			goto out;
-	}
-	if (step != SQLITE_DONE)
-		rc = sqlite_fail(db, path, "read the rows", err, errlen);
-out:
-	sqlite3_finalize(st);
-	sqlite3_close_v2(db);
-	return rc;
-}
-
-static const char applied_part[] =
-	"SELECT operation_id, epoch AS applied, 0 AS prepared, "
-	"intent_digest AS intent, rows FROM main.fencecert_fence";
-static const char prepared_part[] =
-	"SELECT operation_id, 0, epoch, NULL, 0 FROM main.fencecert_epoch";
-
-static int sqlite_fences(const char *path, target_fence_fn fn, void *ctx,
-			 char *err, size_t errlen)
-{
-	struct target_fence_record r;
-	sqlite3 *db;
-	sqlite3_stmt *st = NULL;
-	char sql[768];
-	int has_fence, has_epoch, rc, step;
-
-	rc = sqlite_open_ro(path, &db, err, errlen);
-	if (rc || !db)
-		return rc;
-	if ((rc = sqlite_has_table(db, path, "fencecert_fence", &has_fence,
-				   err, errlen)) ||
-	    (rc = sqlite_has_table(db, path, "fencecert_epoch", &has_epoch,
-				   err, errlen)) ||
-	    (!has_fence && !has_epoch))
-		goto out;
-	/* Both sides, so a fence row without an epoch row (or the reverse)
-	 * still shows: the observer does not assume the fence kept its own
-	 * invariants. */
-	snprintf(sql, sizeof(sql), "SELECT operation_id, max(applied), "
-		 "max(prepared), max(intent), max(rows) FROM (%s%s%s) "
-		 "GROUP BY operation_id ORDER BY operation_id",
-		 has_fence ? applied_part : "",
-		 has_fence && has_epoch ? " UNION ALL " : "",
-		 has_epoch ? prepared_part : "");
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = sqlite_fail(db, path, "read the fences", err, errlen);
-		goto out;
-	}
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		r.operation_id = text(st, 0);
-		r.applied_epoch = sqlite3_column_int64(st, 1);
-		r.prepared_epoch = sqlite3_column_int64(st, 2);
-		r.intent_digest = text(st, 3);
-		r.rows = sqlite3_column_int64(st, 4);
-		if ((rc = fn(ctx, &r)))
-			goto out;
-	}
-	if (step != SQLITE_DONE)
-		rc = sqlite_fail(db, path, "read the fences", err, errlen);
-out:
-	sqlite3_finalize(st);
-	sqlite3_close_v2(db);
-	return rc;
 }
 
 /* ---- file: ----------------------------------------------------------- */
@@ -558,30 +403,67 @@ static int fs_fences(const char *dir, target_fence_fn fn, void *ctx,
 
 /* ---- dispatch -------------------------------------------------------- */
 
-static int split_url(const char *url, const char **rest, int *is_sqlite,
-		     char *err, size_t errlen)
+/* The directory of a file: URL; any other URL names no target we know
+ * (sqlite:, etcd: and postgresql: are dispatched before). */
+static int file_dir(const char *url, const char **dir, char *err,
+		    size_t errlen)
 {
-	if (url && strncmp(url, "sqlite:", 7) == 0 && url[7]) {
-		*rest = url + 7;
-		*is_sqlite = 1;
-		return 0;
-	}
-	if (url && strncmp(url, "file:", 5) == 0 && url[5]) {
-		*rest = url + 5;
-		*is_sqlite = 0;
+	if (strncmp(url, "file:", 5) == 0 && url[5]) {
+		*dir = url + 5;
 		return 0;
 	}
 	snprintf(err, errlen, "cannot observe target '%s' (expected "
-		 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)",
-		 url ? url : "");
+		 "sqlite:PATH, file:DIR, etcd://... or postgresql://...)", url);
 	return FC_USAGE;
 }
 
-int target_observe_rows(const char *url, const char *table, target_row_fn fn,
-			void *ctx, char *err, size_t errlen)
+/* ---- the reader ------------------------------------------------------ */
+
+struct target_reader {
+	char *url;
+	struct target_sqlite *sq; /* sqlite: targets keep a connection */
+};
+
+int target_reader_new(const char *url, target_reader **out, char *err,
+		      size_t errlen)
 {
-	const char *where;
-	int is_sqlite, rc;
+	target_reader *r = calloc(1, sizeof(*r));
+	int rc = 0;
+
+	*out = NULL;
+	if (!r || !(r->url = strdup(url ? url : "")))
+		rc = FC_NOMEM;
+	else if (strncmp(r->url, "sqlite:", 7) == 0 && r->url[7])
+		rc = target_sqlite__new(r->url + 7, &r->sq);
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		target_reader_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void target_reader_free(target_reader *r)
+{
+	if (!r)
+		return;
+	target_sqlite__free(r->sq);
+	free(r->url);
+	free(r);
+}
+
+void target_reader_drop(target_reader *r)
+{
+	if (r && r->sq)
+		target_sqlite__drop(r->sq);
+}
+
+int target_reader_rows(target_reader *r, const char *table, target_row_fn fn,
+		       void *ctx, char *err, size_t errlen)
+{
+	const char *url = r->url, *dir;
+	int rc;
 
 	if (!table)
 		table = FENCE_DEFAULT_TABLE;
@@ -590,32 +472,64 @@ int target_observe_rows(const char *url, const char *table, target_row_fn fn,
 		snprintf(err, errlen, "invalid table name '%s'", table);
 		return FC_USAGE;
 	}
-	if (url && strncmp(url, "etcd:", 5) == 0)
+	if (r->sq)
+		return target_sqlite__rows(r->sq, table, fn, ctx, err, errlen);
+	if (strncmp(url, "etcd:", 5) == 0)
 		return target_etcd_rows(url, table, fn, ctx, err, errlen);
 	if (target_pg_is_url(url))
 		return target_pg_rows(url, table, fn, ctx, err, errlen);
-	rc = split_url(url, &where, &is_sqlite, err, errlen);
-	if (rc)
-		return rc;
-	if (is_sqlite)
-		return sqlite_rows(where, table, fn, ctx, err, errlen);
-	return fs_rows(where, table, fn, ctx, err, errlen);
+	rc = file_dir(url, &dir, err, errlen);
+	return rc ? rc : fs_rows(dir, table, fn, ctx, err, errlen);
+}
+
+int target_reader_fences(target_reader *r, target_fence_fn fn, void *ctx,
+			 char *err, size_t errlen)
+{
+	const char *url = r->url, *dir;
+	int rc;
+
+	if (r->sq)
+		return target_sqlite__fences(r->sq, fn, ctx, err, errlen);
+	if (strncmp(url, "etcd:", 5) == 0)
+		return target_etcd_fences(url, fn, ctx, err, errlen);
+	if (target_pg_is_url(url))
+		return target_pg_fences(url, fn, ctx, err, errlen);
+	rc = file_dir(url, &dir, err, errlen);
+	return rc ? rc : fs_fences(dir, fn, ctx, err, errlen);
+}
+
+int target_reader_sql(target_reader *r, const char *sql, target_row_fn fn,
+		      void *ctx, char *err, size_t errlen)
+{
+	if (!r->sq) {
+		snprintf(err, errlen, "an SQL query needs a sqlite: target, "
+			 "not '%s'", r->url);
+		return FC_USAGE;
+	}
+	return target_sqlite__sql(r->sq, sql, fn, ctx, err, errlen);
+}
+
+/* The one-shot forms: a reader for one call. */
+int target_observe_rows(const char *url, const char *table, target_row_fn fn,
+			void *ctx, char *err, size_t errlen)
+{
+	target_reader *r;
+	int rc = target_reader_new(url, &r, err, errlen);
+
+	if (!rc)
+		rc = target_reader_rows(r, table, fn, ctx, err, errlen);
+	target_reader_free(r);
+	return rc;
 }
 
 int target_list_fences(const char *url, target_fence_fn fn, void *ctx,
 		       char *err, size_t errlen)
 {
-	const char *where;
-	int is_sqlite, rc;
+	target_reader *r;
+	int rc = target_reader_new(url, &r, err, errlen);
 
-	if (url && strncmp(url, "etcd:", 5) == 0)
-		return target_etcd_fences(url, fn, ctx, err, errlen);
-	if (target_pg_is_url(url))
-		return target_pg_fences(url, fn, ctx, err, errlen);
-	rc = split_url(url, &where, &is_sqlite, err, errlen);
-	if (rc)
-		return rc;
-	if (is_sqlite)
-		return sqlite_fences(where, fn, ctx, err, errlen);
-	return fs_fences(where, fn, ctx, err, errlen);
+	if (!rc)
+		rc = target_reader_fences(r, fn, ctx, err, errlen);
+	target_reader_free(r);
+	return rc;
 }

@@ -60,4 +60,42 @@ typedef int (*target_fence_fn)(void *ctx,
 int target_list_fences(const char *url, target_fence_fn fn, void *ctx,
 		       char *err, size_t errlen) FC_MUST_CHECK;
 
+/*
+ * A reader for repeated observations of one target (the harness looks
+ * after every process of a schedule).  Each call reads what the target
+ * holds at that moment, exactly as the one-shot functions above do (they
+ * are a reader used once).  For a sqlite: target the reader keeps one
+ * query_only connection and its prepared statements between calls instead
+ * of opening the file for every look; it reopens when the path names
+ * another file, and holds no read transaction between calls (an idle WAL
+ * connection: writers go on, but the last writer to close leaves the -wal
+ * file to the reader; see target_sqlite.c).  Other kinds read afresh on
+ * every call.
+ *
+ * Ownership: target_reader_new() returns a heap object that
+ * target_reader_free() releases (closing the connection); url is copied.
+ */
+typedef struct target_reader target_reader;
+
+int target_reader_new(const char *url, target_reader **out, char *err,
+		      size_t errlen) FC_MUST_CHECK;
+void target_reader_free(target_reader *r); /* NULL is a no-op */
+/* Close the connection now (the next call opens the file again): between
+ * calls the target then sees no connection of ours at all. */
+void target_reader_drop(target_reader *r);
+
+int target_reader_rows(target_reader *r, const char *table, target_row_fn fn,
+		       void *ctx, char *err, size_t errlen) FC_MUST_CHECK;
+int target_reader_fences(target_reader *r, target_fence_fn fn, void *ctx,
+			 char *err, size_t errlen) FC_MUST_CHECK;
+/*
+ * sqlite: only (else FC_USAGE): run a query yielding (row_key, count) and
+ * call fn(ctx, row_key, NULL, count) for each row.  A query naming a table
+ * that does not exist yet yields no rows; any other error preparing it, or
+ * fewer than two columns, is FC_USAGE; a failure while it runs is
+ * FC_FENCE_UNAVAILABLE.
+ */
+int target_reader_sql(target_reader *r, const char *sql, target_row_fn fn,
+		      void *ctx, char *err, size_t errlen) FC_MUST_CHECK;
+
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../journal/sqlite_setup.h"
 #include "../reports/report_json.h"
 #include "certify.h"
 #include "check.h"
@@ -745,6 +746,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 	int rc;
 
 	*report = NULL;
+	fc_sqlite_setup(); /* before a worker opens its first target */
 	if (o->schedule && (!o->scenarios || !o->scenarios[0] ||
 			    o->scenarios[1])) {
 		snprintf(err, errlen, "--schedule needs exactly one --only SCENARIO");

@@ -1,7 +1,9 @@
 /*
  * fsutil.c -- mkdir -p and rm -rf for schedule directories (fsutil.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +13,28 @@
 
 #include "fsutil.h"
 
+#define FS_REMOVE_FAST_DEPTH 32 /* deeper: nftw() */
+
+/* mkdir -p of buf (which it may change and restores): the directory
+ * itself first, its parents only when it says ENOENT, so the usual case
+ * -- the parent exists -- is one mkdir() instead of one per component. */
+static int mkdirs(char *buf)
+{
+	char *slash;
+	int rc;
+
+	if (mkdir(buf, 0755) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT || !(slash = strrchr(buf, '/')) || slash == buf)
+		return FC_IO;
+	*slash = '\0';
+	rc = mkdirs(buf);
+	*slash = '/';
+	if (rc)
+		return rc;
+	return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : FC_IO;
+}
+
 int fs_mkdirs(const char *path)
 {
 	char buf[PATH_MAX];
@@ -19,17 +43,9 @@ int fs_mkdirs(const char *path)
 	if (len == 0 || len >= sizeof(buf))
 		return FC_IO;
 	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return FC_IO;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return FC_IO;
-	return 0;
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return mkdirs(buf);
 }
 
 static int remove_one(const char *path, const struct stat *sb, int flag,
@@ -43,12 +59,58 @@ static int remove_one(const char *path, const struct stat *sb, int flag,
 	return 0;
 }
 
+/* Empty the directory open as dfd (which this closes), depth first,
+ * without a stat per entry: readdir's d_type says what each one is, and
+ * where it cannot (DT_UNKNOWN) unlink is tried first.  Symbolic links are
+ * removed, never followed.  -1 on any failure: fs_remove_tree() then hands
+ * what is left to nftw(), which needs no file descriptor per level. */
+static int empty_fd(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d) {
+		close(dfd);
+		return -1;
+	}
+	while (!rc && (e = readdir(d))) {
+		const char *n = e->d_name;
+		int sub;
+
+		if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+			continue;
+		if (e->d_type != DT_DIR &&
+		    (unlinkat(dirfd(d), n, 0) == 0 || errno == ENOENT))
+			continue;
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN &&
+		     errno != EISDIR) || depth >= FS_REMOVE_FAST_DEPTH) {
+			rc = -1;
+			break;
+		}
+		sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			     O_CLOEXEC);
+		if (sub < 0 || empty_fd(sub, depth + 1) < 0 ||
+		    (unlinkat(dirfd(d), n, AT_REMOVEDIR) < 0 && errno != ENOENT))
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
 int fs_remove_tree(const char *path)
 {
 	struct stat sb;
+	int dfd;
 
 	if (lstat(path, &sb) < 0)
 		return errno == ENOENT ? 0 : FC_IO;
+	if (!S_ISDIR(sb.st_mode))
+		return unlink(path) < 0 && errno != ENOENT ? FC_IO : 0;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0 && empty_fd(dfd, 0) == 0 &&
+	    (rmdir(path) == 0 || errno == ENOENT))
+		return 0;
 	if (nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
 		return FC_IO;
 	return 0;

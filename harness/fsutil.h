@@ -8,7 +8,8 @@
 
 #include "../journal/error.h"
 
-/* mkdir -p with mode 0755.  FC_IO on failure. */
+/* mkdir -p with mode 0755 (one mkdir() when the parent exists).  FC_IO on
+ * failure. */
 int fs_mkdirs(const char *path) FC_MUST_CHECK;
 
 /* rm -rf; a missing path is fine.  FC_IO when something stays. */

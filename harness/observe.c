@@ -2,14 +2,15 @@
  * observe.c -- target observers (see observe.h).
  *
  * Invariants:
- *  1. Read-only: SQLite opens with SQLITE_OPEN_READONLY and only after a
- *     stat() shows the file; commands are trusted to only read (they are
- *     the suite author's observers).  One exception: a route killed in
- *     the middle of a transaction leaves a hot rollback journal that a
- *     read-only connection cannot roll back (SQLITE_READONLY_ROLLBACK);
- *     then the target is reopened read-write so SQLite rolls it back --
- *     the recovery any next connection performs, which changes no
- *     committed row.
+ *  1. Read-only: observe.sql, the default rows and the fences are read
+ *     through one target_reader per schedule (fences/target.h): a SQLite
+ *     target is opened once, query_only, without SQLITE_OPEN_CREATE and
+ *     only after a stat() shows the file, and every look reads what the
+ *     file holds then.  A hot rollback journal left by a route killed
+ *     mid-transaction is rolled back on the first read -- the recovery
+ *     any next connection performs, which changes no committed row.
+ *     Commands are trusted to only read (they are the suite author's
+ *     observers).
  *  2. Bounded: command output is capped at OBSERVE_OUTPUT_MAX bytes and
  *     OBSERVE_TIMEOUT_MS; a command that exceeds either is an error, not a
  *     partial observation.
@@ -23,14 +24,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sqlite3.h>
-
 #include "../fences/target.h"
 #include "../fences/target_pg.h"
 #include "observe.h"
 
 struct observer {
 	char *target;       /* expanded URL */
+	target_reader *reader; /* kept for the schedule: one connection */
+	bool one_shot;         /* drop the connection after each look */
 	char *sql;          /* observe.sql or NULL */
 	char **argv;        /* expanded observe.command or NULL */
 	char *table;
@@ -70,6 +71,7 @@ void observer_free(observer *o)
 {
 	if (!o)
 		return;
+	target_reader_free(o->reader);
 	free(o->target);
 	free(o->sql);
 	for (size_t i = 0; o->argv && o->argv[i]; i++)
@@ -96,6 +98,8 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 	}
 	o->sv = sv;
 	rc = scenario_expand(rs->target, vars, &o->target, err, errlen);
+	if (!rc)
+		rc = target_reader_new(o->target, &o->reader, err, errlen);
 	if (rc)
 		goto fail;
 	o->table = strdup(wl->table[0] ? wl->table : "events");
@@ -140,6 +144,11 @@ nomem:
 fail:
 	observer_free(o);
 	return rc;
+}
+
+void observer_one_shot(observer *o)
+{
+	o->one_shot = true;
 }
 
 const char *observer_target(const observer *o)
@@ -204,64 +213,38 @@ static void rows_release(struct rows *r)
 	r->n = 0;
 }
 
-/* --- observe.sql ------------------------------------------------------------ */
+/* --- observe.sql and the default: the target reader (fences/target.h) ---- */
+
+static int on_row(void *ctx, const char *row_key, const char *op,
+		  long long count)
+{
+	struct rows *r = ctx;
+
+	(void)op;
+	rows_add(r, row_key, count);
+	return r->rc;
+}
 
 static int observe_sql(observer *o, struct rows *r)
 {
-	const char *path = o->target + 7;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	struct stat sb;
-	int rc;
+	char err[400];
+	int rc = target_reader_sql(o->reader, o->sql, on_row, r, err,
+				   sizeof(err));
 
-	if (stat(path, &sb) != 0) {
-		if (errno == ENOENT)
-			return 0; /* nothing written yet */
-		return fail(o, FC_FENCE_UNAVAILABLE, "cannot stat target '%s': %s",
-			    path, strerror(errno));
-	}
-	for (int flags = SQLITE_OPEN_READONLY;; flags = SQLITE_OPEN_READWRITE) {
-		if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-			rc = fail(o, FC_FENCE_UNAVAILABLE, "cannot open target '%s': %s",
-				  path, db ? sqlite3_errmsg(db) : "out of memory");
-			sqlite3_close(db);
-			return rc;
-		}
-		sqlite3_extended_result_codes(db, 1);
-		sqlite3_busy_timeout(db, 3000);
-		rc = sqlite3_prepare_v2(db, o->sql, -1, &st, NULL);
-		if (rc != SQLITE_READONLY_ROLLBACK || flags != SQLITE_OPEN_READONLY)
-			break;
-		sqlite3_close(db); /* hot journal: see invariant 1 */
-		db = NULL;
-	}
-	if (rc != SQLITE_OK) {
-		const char *msg = sqlite3_errmsg(db);
-		/* the route has not created its table yet: no rows */
-		if (strncmp(msg, "no such table", 13) == 0) {
-			sqlite3_close(db);
-			return 0;
-		}
-		rc = fail(o, FC_USAGE, "observe.sql failed on '%s': %s", path, msg);
-		sqlite3_close(db);
-		return rc;
-	}
-	if (sqlite3_column_count(st) < 2) {
-		sqlite3_finalize(st);
-		sqlite3_close(db);
-		return fail(o, FC_USAGE, "observe.sql must yield (row_key, count)");
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		rows_add(r, (const char *)sqlite3_column_text(st, 0),
-			 sqlite3_column_int64(st, 1));
-	if (rc != SQLITE_DONE)
-		rc = fail(o, FC_FENCE_UNAVAILABLE, "observe.sql failed on '%s': %s",
-			  path, sqlite3_errmsg(db));
-	else
-		rc = r->rc;
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return rc;
+	if (rc)
+		return fail(o, rc, "observe.sql: %s", err);
+	return 0;
+}
+
+static int observe_default(observer *o, struct rows *r)
+{
+	char err[400];
+	int rc = target_reader_rows(o->reader, o->table, on_row, r, err,
+				    sizeof(err));
+
+	if (rc)
+		return fail(o, rc, "cannot observe '%s': %s", o->target, err);
+	return 0;
 }
 
 /* --- observe.command ---------------------------------------------------- */
@@ -345,29 +328,6 @@ static int observe_command(observer *o, struct rows *r)
 	return read_output(o, r);
 }
 
-/* --- the default: the target observer of fences/target.h ----------------- */
-
-static int on_row(void *ctx, const char *row_key, const char *op,
-		  long long count)
-{
-	struct rows *r = ctx;
-
-	(void)op;
-	rows_add(r, row_key, count);
-	return r->rc;
-}
-
-static int observe_default(observer *o, struct rows *r)
-{
-	char err[400];
-	int rc = target_observe_rows(o->target, o->table, on_row, r, err,
-				     sizeof(err));
-
-	if (rc)
-		return fail(o, rc, "cannot observe '%s': %s", o->target, err);
-	return 0;
-}
-
 /* --- fences ----------------------------------------------------------------- */
 
 struct fences {
@@ -413,11 +373,14 @@ int observer_take(observer *o, struct rec_observation *out)
 	if (!rc && r.rc)
 		rc = fail(o, r.rc, "out of memory");
 	if (!rc && fences_observable(o->target)) {
-		rc = target_list_fences(o->target, on_fence, &fs, err, sizeof(err));
+		rc = target_reader_fences(o->reader, on_fence, &fs, err,
+					  sizeof(err));
 		if (rc)
 			fail(o, rc, "cannot list fences of '%s': %s", o->target,
 			     err);
 	}
+	if (o->one_shot)
+		target_reader_drop(o->reader);
 	if (rc) {
 		rows_release(&r);
 		free(fs.v);

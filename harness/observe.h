@@ -3,14 +3,17 @@
  * at the end of a schedule, without trusting the route or its fence.
  *
  * Rows come from, in order of preference:
- *   observe.sql      the query runs on the sqlite: target opened READ-ONLY
- *                    (sqlite3 API); it yields (row_key, count) rows
+ *   observe.sql      the query runs on the sqlite: target, read-only
+ *                    (target_reader_sql); it yields (row_key, count) rows
  *   observe.command  argv ({dir} expanded) run under the supervisor with a
  *                    time limit; stdout lines "row_key count", bounded size
- *   neither          target_observe_rows() on sqlite:/file: targets
+ *   neither          target_reader_rows() on the target
+ * One target_reader serves every observation of the schedule, so a sqlite:
+ * target is opened once (fences/target.h says what that keeps open), until
+ * observer_free().
  * Rows with the same key are summed; rows come out sorted by key.
  *
- * Fence records (for the fencing invariant) come from target_list_fences()
+ * Fence records (for the fencing invariant) come from target_reader_fences()
  * when the target URL is sqlite: or file:; other schemes are "not
  * observable" (fences_observed false), never guessed.
  *
@@ -42,6 +45,14 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		 const struct template_vars *vars, supervisor *sv,
 		 observer **out, char *err, size_t errlen) FC_MUST_CHECK;
 void observer_free(observer *o); /* NULL is a no-op */
+
+/*
+ * Close the target after every observation instead of keeping it open for
+ * the schedule: for schedules whose route runs under syscall faults, so
+ * the route's own close (checkpoint and all) is what it would be alone,
+ * and its syscalls are the ones discovery counted.
+ */
+void observer_one_shot(observer *o);
 
 /* The expanded target URL. */
 const char *observer_target(const observer *o);

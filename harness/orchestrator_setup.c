@@ -133,6 +133,14 @@ char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
 	return NULL;
 }
 
+static bool under_syscall_faults(const struct orch_params *p)
+{
+	for (size_t i = 0; i < p->nfaults; i++)
+		if (p->faults[i].action == FAULT_SYSCALL)
+			return true;
+	return p->sys_discover != NULL;
+}
+
 int orch__setup(struct orch *o, char *err, size_t errlen)
 {
 	const struct orch_params *p = o->p;
@@ -157,6 +165,8 @@ int orch__setup(struct orch *o, char *err, size_t errlen)
 		return rc;
 	rc = observer_new(p->route, &s->workload, &o->vars, p->sv, &o->obs, err,
 			  errlen);
+	if (!rc && under_syscall_faults(p))
+		observer_one_shot(o->obs);
 	if (!rc)
 		rc = scenario_expand(p->route->journal, &o->vars, &o->journal_url,
 				     err, errlen);

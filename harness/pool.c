@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #define POOL_MAX_WORKERS 64
 #define POOL_LINE_MAX (256L * 1024 * 1024) /* one result line */
+#define POOL_KEEP_HEAP (64 * 1024 * 1024) /* heap a worker does not trim */
 
 struct worker {
 	pid_t pid;
@@ -100,6 +102,11 @@ static void worker_main(pool *p, int self, int job_fd, int res_fd,
 	in = fdopen(job_fd, "r");
 	if (!in)
 		_exit(1);
+	/* A schedule frees what it allocated; by default glibc hands the top
+	 * of the heap back to the kernel each time (systrim) and the next
+	 * schedule faults it in again.  A worker keeps its heap instead. */
+	mallopt(M_TRIM_THRESHOLD, POOL_KEEP_HEAP);
+	mallopt(M_MMAP_THRESHOLD, POOL_KEEP_HEAP / 16); /* fixed from now on */
 	while (getline(&line, &cap, in) > 0) {
 		json_t *job = json_loads(line, 0, NULL), *res;
 		if (!job)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../harness/cli.h"
+#include "../journal/sqlite_setup.h"
 #include "controls.h"
 #include "failpoint.h"
 #include "runtime.h"
@@ -90,6 +91,7 @@ int cmd_route(int argc, char **argv)
 	char err[256];
 	int opt, rc;
 
+	fc_sqlite_setup();
 	rc = config_from_env(&c);
 	if (rc)
 		return rc;

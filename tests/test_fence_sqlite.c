@@ -258,6 +258,48 @@ static void test_layout_and_no_row_key_uniqueness(void **state)
 	conformance_batch_release(cb);
 }
 
+static void make_db(const char *path, const char *sql)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A retry probes first, then prepares: the write that follows a probe
+ * gets the writer's settings (WAL) on a file made in rollback mode, and
+ * lands in the file the path names when it writes -- not in the one the
+ * probe read, if that was moved away in between. */
+static void test_write_after_probe(void **state)
+{
+	struct sctx *x = *state;
+	struct fence_probe p;
+	char moved[CONFORMANCE_PATH_MAX + 8];
+
+	make_db(x->path, "PRAGMA journal_mode=DELETE; CREATE TABLE t(x)");
+	assert_int_equal(fence_probe(x->f, x->op, &p), 0);
+	assert_int_equal(p.answer, FENCE_ABSENT);
+	assert_int_equal(fence_prepare(x->f, x->op, 2), 0);
+	assert_int_equal(query_ll(x->path, "SELECT count(*) FROM "
+				  "pragma_journal_mode WHERE journal_mode = "
+				  "'wal'"), 1);
+	assert_int_equal(query_ll(x->path, "SELECT epoch FROM fencecert_epoch"),
+			 2);
+	fence_close(x->f);
+	/* probe, move the file away, put another in its place, prepare */
+	assert_int_equal(fence_open(x->url, &x->f, NULL, 0), 0);
+	assert_int_equal(fence_probe(x->f, x->op, &p), 0);
+	snprintf(moved, sizeof(moved), "%s.old", x->path);
+	assert_int_equal(rename(x->path, moved), 0);
+	make_db(x->path, "CREATE TABLE t(x)");
+	assert_int_equal(fence_prepare(x->f, x->op, 3), 0);
+	assert_int_equal(query_ll(x->path, "SELECT epoch FROM fencecert_epoch"),
+			 3);
+	assert_int_equal(query_ll(moved, "SELECT epoch FROM fencecert_epoch"),
+			 2);
+}
+
 /* Another connection holds the write lock: bounded wait, then absent. */
 static void test_busy_target_is_unavailable_not_hung(void **state)
 {
@@ -397,6 +439,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_layout_and_no_row_key_uniqueness, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_after_probe, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_busy_target_is_unavailable_not_hung, setup,
 			teardown),

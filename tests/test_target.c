@@ -245,6 +245,181 @@ static void test_sqlite_fences(void **state)
 	conformance_batch_release(cb);
 }
 
+/* One reader across many looks, as the harness keeps it for a schedule. */
+static void reader_rows(target_reader *r, struct seen *s)
+{
+	char err[512];
+	int rc;
+
+	s->text[0] = '\0';
+	rc = target_reader_rows(r, NULL, record_row, s, err, sizeof(err));
+	if (rc)
+		print_error("reader rows: %s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static void reader_fences(target_reader *r, struct seen *s)
+{
+	char err[512];
+	int rc;
+
+	s->text[0] = '\0';
+	rc = target_reader_fences(r, record_fence, s, err, sizeof(err));
+	if (rc)
+		print_error("reader fences: %s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static int reader_sql(target_reader *r, const char *query, struct seen *s)
+{
+	char err[512];
+
+	s->text[0] = '\0';
+	return target_reader_sql(r, query, record_row, s, err, sizeof(err));
+}
+
+static int stop_row(void *ctx, const char *key, const char *op, long long n)
+{
+	(void)ctx, (void)key, (void)op, (void)n;
+	return 7;
+}
+
+/* Take the write lock a rollback-journal writer needs: it fails (BUSY) if
+ * the reader kept a read transaction open after its call returned. */
+static void write_exclusively(const char *path, const char *text)
+{
+	sqlite3 *db;
+	char *msg = NULL, *tx;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_true(asprintf(&tx, "BEGIN EXCLUSIVE; %s; COMMIT", text) > 0);
+	if (sqlite3_exec(db, tx, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("exclusive write: %s", msg);
+	free(tx);
+	sqlite3_close(db);
+}
+
+static void test_sqlite_reader_kept_open(void **state)
+{
+	struct tctx *x = *state;
+	char err[512], moved[CONFORMANCE_PATH_MAX + 8];
+	target_reader *r;
+	struct seen s;
+
+	assert_int_equal(target_reader_new(x->url, &r, err, sizeof(err)), 0);
+	/* no file yet: no rows, and none created */
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "");
+	assert_int_equal(reader_sql(r, "SELECT row_key, count(*) FROM events "
+				       "GROUP BY row_key", &s), 0);
+	assert_string_equal(s.text, "");
+	assert_false(exists(x->path));
+	sql(x->path, "CREATE TABLE events(row_key TEXT, payload TEXT, "
+		     "operation_id TEXT);"
+		     "INSERT INTO events VALUES('a', 'x', 'op1');");
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "a|op1|1\n");
+	reader_fences(r, &s);
+	assert_string_equal(s.text, "");
+	/* between calls the reader holds no lock a writer waits for, and the
+	 * next call sees what that writer committed */
+	write_exclusively(x->path, "INSERT INTO events VALUES('a', 'y', 'op1')");
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "a|op1|2\n");
+	assert_int_equal(reader_sql(r, "SELECT row_key, count(*) FROM events "
+				       "GROUP BY row_key", &s), 0);
+	assert_string_equal(s.text, "a|-|2\n");
+	write_exclusively(x->path, "CREATE TABLE fencecert_epoch("
+			  "operation_id TEXT PRIMARY KEY, epoch INTEGER);"
+			  "INSERT INTO fencecert_epoch VALUES('op1', 4)");
+	reader_fences(r, &s);
+	assert_string_equal(s.text, "op1|0|4|-|0\n");
+	/* a walk stopped by its callback ends its read as well */
+	assert_int_equal(target_reader_rows(r, NULL, stop_row, NULL, err,
+					    sizeof(err)), 7);
+	write_exclusively(x->path, "INSERT INTO events VALUES('b', 'y', 'op1')");
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "a|op1|2\nb|op1|1\n");
+	/* the path now names another file: the reader follows the path */
+	snprintf(moved, sizeof(moved), "%s.old", x->path);
+	assert_int_equal(rename(x->path, moved), 0);
+	sql(x->path, "CREATE TABLE events(row_key TEXT, payload TEXT, "
+		     "operation_id TEXT);"
+		     "INSERT INTO events VALUES('z', 'x', 'op9');");
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "z|op9|1\n");
+	reader_fences(r, &s);
+	assert_string_equal(s.text, "");
+	/* and none at all: no rows */
+	assert_int_equal(unlink(x->path), 0);
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "");
+	assert_false(exists(x->path));
+	target_reader_free(r);
+}
+
+/* In WAL mode a kept connection holds what any idle WAL connection holds
+ * (the route's last close then finds it and leaves the -wal alone);
+ * target_reader_drop() lets go of everything. */
+static int switch_to_rollback(const char *path)
+{
+	sqlite3 *db;
+	int rc;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	rc = sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
+static void test_sqlite_reader_drop(void **state)
+{
+	struct tctx *x = *state;
+	char err[512];
+	target_reader *r;
+	struct seen s;
+
+	sql(x->path, "PRAGMA journal_mode=WAL; CREATE TABLE events(row_key "
+		     "TEXT, payload TEXT, operation_id TEXT);"
+		     "INSERT INTO events VALUES('a', 'x', 'op1');");
+	assert_int_equal(target_reader_new(x->url, &r, err, sizeof(err)), 0);
+	reader_rows(r, &s);
+	assert_string_equal(s.text, "a|op1|1\n");
+	assert_int_equal(switch_to_rollback(x->path), SQLITE_BUSY);
+	target_reader_drop(r);
+	assert_int_equal(switch_to_rollback(x->path), SQLITE_OK);
+	reader_rows(r, &s); /* and it opens again */
+	assert_string_equal(s.text, "a|op1|1\n");
+	target_reader_free(r);
+}
+
+static void test_sqlite_reader_sql_errors(void **state)
+{
+	struct tctx *x = *state;
+	char err[512];
+	target_reader *r;
+	struct seen s;
+
+	sql(x->path, "CREATE TABLE events(row_key TEXT, payload TEXT, "
+		     "operation_id TEXT);"
+		     "INSERT INTO events VALUES(NULL, 'x', 'op1');");
+	assert_int_equal(target_reader_new(x->url, &r, err, sizeof(err)), 0);
+	assert_int_equal(reader_sql(r, "SELECT row_key FROM events", &s),
+			 FC_USAGE);
+	assert_int_equal(reader_sql(r, "SELECT nonsense(", &s), FC_USAGE);
+	/* a write through the query is refused (query_only), never done */
+	assert_int_equal(reader_sql(r, "DELETE FROM events RETURNING "
+				       "row_key, 1", &s), FC_FENCE_UNAVAILABLE);
+	assert_int_equal(reader_sql(r, "SELECT row_key, count(*) FROM events "
+				       "GROUP BY row_key", &s), 0);
+	assert_string_equal(s.text, "-|-|1\n");
+	target_reader_free(r);
+	assert_int_equal(target_reader_new("file:/x", &r, err, sizeof(err)), 0);
+	assert_int_equal(reader_sql(r, "SELECT 1, 2", &s), FC_USAGE);
+	target_reader_free(r);
+	target_reader_free(NULL);
+}
+
 /* ---- file: ---- */
 
 static void make_lake(const struct tctx *x)
@@ -506,6 +681,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_sqlite_observer_is_read_only, setup_sqlite,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_reader_kept_open,
+						setup_sqlite, teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_reader_drop,
+						setup_sqlite, teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_reader_sql_errors,
+						setup_sqlite, teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_fences,
 						setup_sqlite, teardown),
 		cmocka_unit_test_setup_teardown(test_fs_counts_duplicates,

@@ -1,0 +1,21 @@
+/*
+ * sqlite_setup.h -- process-wide SQLite settings that change what SQLite
+ * costs, never what it does.
+ *
+ * fc_sqlite_setup() must run before the process's first SQLite call (the
+ * settings are only accepted before sqlite3_initialize()); later calls, or
+ * a call in a process that already used SQLite, change nothing.  It sets:
+ *
+ *  - no bulk page-cache allocation per connection.  By default every
+ *    connection mallocs room for 20 pages at its first read and touches
+ *    each one, about 20 page faults for a database of a few pages; the
+ *    route opens two or three connections per attempt.  Pages are then
+ *    allocated as they are used.  The cache's limit and behaviour are
+ *    unchanged.
+ */
+#ifndef FENCECERT_SQLITE_SETUP_H
+#define FENCECERT_SQLITE_SETUP_H
+
+void fc_sqlite_setup(void);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * test_fsutil.c -- mkdir -p and rm -rf of schedule directories
+ * (harness/fsutil.c): trees of every shape go, nothing outside them does.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness/fsutil.h"
+
+static char root[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/fc-fsutil-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx %s; rm -rf %s", root, root);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void path(char *out, size_t len, const char *rel)
+{
+	snprintf(out, len, "%s/%s", root, rel);
+}
+
+static void touch(const char *rel)
+{
+	char p[512];
+	int fd;
+
+	path(p, sizeof(p), rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+}
+
+static void mkdirs(const char *rel)
+{
+	char p[512];
+
+	path(p, sizeof(p), rel);
+	assert_int_equal(fs_mkdirs(p), 0);
+}
+
+static int exists(const char *rel)
+{
+	char p[512];
+	struct stat st;
+
+	path(p, sizeof(p), rel);
+	return lstat(p, &st) == 0;
+}
+
+static int remove_tree(const char *rel)
+{
+	char p[512];
+
+	path(p, sizeof(p), rel);
+	return fs_remove_tree(p);
+}
+
+/* A schedule dir: files, nested dirs, empty dirs, SQLite
+ * side files, and symbolic links out of it that must not be followed. */
+static void test_remove_schedule_tree(void **state)
+{
+	char p[512], q[512];
+
+	(void)state;
+	mkdirs("s/op1/xcom/try-1");
+	mkdirs("s/op1/run");
+	mkdirs("s/empty");
+	mkdirs("outside/keep");
+	touch("outside/keep/file");
+	touch("s/journal.db");
+	touch("s/journal.db-wal");
+	touch("s/op1/xcom/try-1/return.json");
+	touch("s/op1/run/checkpoint.json");
+	path(p, sizeof(p), "outside/keep");
+	path(q, sizeof(q), "s/op1/link-to-dir");
+	assert_int_equal(symlink(p, q), 0);
+	path(p, sizeof(p), "outside/keep/file");
+	path(q, sizeof(q), "s/link-to-file");
+	assert_int_equal(symlink(p, q), 0);
+	path(q, sizeof(q), "s/dangling");
+	assert_int_equal(symlink("/nonexistent/x", q), 0);
+	assert_int_equal(remove_tree("s"), 0);
+	assert_false(exists("s"));
+	assert_true(exists("outside/keep/file"));
+	/* gone already: fine */
+	assert_int_equal(remove_tree("s"), 0);
+	/* a plain file, and a link given as the tree itself */
+	touch("plain");
+	assert_int_equal(remove_tree("plain"), 0);
+	assert_false(exists("plain"));
+	path(p, sizeof(p), "outside/keep");
+	path(q, sizeof(q), "toplink");
+	assert_int_equal(symlink(p, q), 0);
+	assert_int_equal(remove_tree("toplink"), 0);
+	assert_false(exists("toplink"));
+	assert_true(exists("outside/keep/file"));
+}
+
+/* Deeper than the descriptor-per-level walk goes: the rest is removed
+ * all the same. */
+static void test_remove_deep_tree(void **state)
+{
+	char rel[512] = "deep";
+	size_t len = strlen(rel);
+
+	(void)state;
+	for (int i = 0; i < 60; i++) {
+		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/d");
+		mkdirs(rel);
+		if (i % 7 == 0) {
+			char f[520];
+			snprintf(f, sizeof(f), "%s/f", rel);
+			touch(f);
+		}
+	}
+	assert_int_equal(remove_tree("deep"), 0);
+	assert_false(exists("deep"));
+}
+
+/* What cannot be removed is reported, never silently left. */
+static void test_remove_reports_failure(void **state)
+{
+	char p[512];
+
+	(void)state;
+	if (geteuid() == 0)
+		skip(); /* root removes from a read-only directory anyway */
+	mkdirs("ro/sub");
+	touch("ro/sub/f");
+	path(p, sizeof(p), "ro/sub");
+	assert_int_equal(chmod(p, 0555), 0);
+	assert_int_equal(remove_tree("ro"), FC_IO);
+	assert_true(exists("ro/sub/f"));
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_int_equal(remove_tree("ro"), 0);
+	assert_false(exists("ro"));
+}
+
+static void test_empty_dir(void **state)
+{
+	char p[512];
+
+	(void)state;
+	mkdirs("e/a/b");
+	touch("e/a/b/f");
+	touch("e/g");
+	path(p, sizeof(p), "e");
+	assert_int_equal(fs_empty_dir(p), 0);
+	assert_true(exists("e"));
+	assert_false(exists("e/a"));
+	assert_false(exists("e/g"));
+	path(p, sizeof(p), "new/x");
+	assert_int_equal(fs_empty_dir(p), 0);
+	assert_true(exists("new/x"));
+}
+
+static void test_mkdirs(void **state)
+{
+	char p[512];
+
+	(void)state;
+	path(p, sizeof(p), "m/a/b/c/d/");
+	assert_int_equal(fs_mkdirs(p), 0);
+	assert_true(exists("m/a/b/c/d"));
+	assert_int_equal(fs_mkdirs(p), 0); /* there already */
+	path(p, sizeof(p), "m/a/b/c/e");
+	assert_int_equal(fs_mkdirs(p), 0);
+	assert_true(exists("m/a/b/c/e"));
+	/* under a plain file nothing can be made */
+	touch("m/file");
+	path(p, sizeof(p), "m/file/x/y");
+	assert_int_equal(fs_mkdirs(p), FC_IO);
+	assert_false(exists("m/file/x"));
+	assert_int_equal(fs_mkdirs(""), FC_IO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_remove_schedule_tree,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_deep_tree, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_remove_reports_failure,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
