@@ -130,6 +130,11 @@ bool record_has_failpoints(const struct rec_schedule *r)
 	return false;
 }
 
+bool record_delta_is_first_insert(const struct rec_delta *d)
+{
+	return d->before == 0 && d->after == 1;
+}
+
 static int add_delta(struct rec_attempt *a, const char *key, long long before,
 		     long long after)
 {

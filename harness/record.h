@@ -190,6 +190,11 @@ int record_credit_delta(struct rec_attempt *a,
 			const struct rec_observation *prev,
 			const struct rec_observation *now) FC_MUST_CHECK;
 
+/* A delta that is a row's ordinary first insert (count 0 -> 1).  Reports
+ * count these per attempt (rows_added) and list every other delta:
+ * duplicates, losses and anything else stay visible by row. */
+bool record_delta_is_first_insert(const struct rec_delta *d);
+
 /* Set attempts[].concurrent: how many other attempts overlapped each. */
 void record_count_concurrency(struct rec_schedule *r);
 

@@ -77,6 +77,7 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 	const struct rec_attempt *a = &r->attempts[i];
 	json_t *o = json_object(), *hits = json_array(), *deltas = json_array();
 	struct jb b = { 0 };
+	json_int_t added = 0;
 	char end[64];
 
 	record_attempt_end(a, end, sizeof(end));
@@ -117,11 +118,19 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 				push(&b, faults, json_string(r->applied[f].what));
 		set(&b, o, "faults", faults);
 	}
-	for (size_t d = 0; d < a->ndeltas; d++)
+	/* First inserts are counted, not listed: with big partitions they
+	 * are nearly all the deltas, and nothing judges them by row. */
+	for (size_t d = 0; d < a->ndeltas; d++) {
+		if (record_delta_is_first_insert(&a->deltas[d])) {
+			added++;
+			continue;
+		}
 		push(&b, deltas, json_pack("{s:s, s:I, s:I}", "row_key",
 					   a->deltas[d].row_key, "before",
 					   (json_int_t)a->deltas[d].before, "after",
 					   (json_int_t)a->deltas[d].after));
+	}
+	set(&b, o, "rows_added", json_integer(added));
 	set(&b, o, "row_deltas", deltas);
 	if (a->nsyscalls) {
 		json_t *sys = json_array();

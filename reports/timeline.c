@@ -14,7 +14,8 @@
  *     attempt alive at that time whose matching after_<state> hit is
  *     nearest, else the nearest attempt of the operation.
  *  3. The attempt blamed for duplicates is the one whose row_deltas show
- *     a row going from n >= 1 to n + 1; the faults named are those applied
+ *     a row going from n >= 1 to n + 1 (first inserts, 0 -> 1, are only
+ *     counted, in rows_added); the faults named are those applied
  *     to its operation (resumes aside) before that attempt ended.
  */
 #include <stdbool.h>
@@ -249,6 +250,9 @@ static void blame(struct layout *L, struct lane *ln)
 	json_t *d;
 	size_t i;
 
+	long long first = rview_int(ln->a, "rows_added", 0);
+
+	ln->added = first > 0 ? (size_t)first : 0;
 	json_array_foreach(rview_arr(ln->a, "row_deltas"), i, d) {
 		long long before = rview_int(d, "before", 0);
 		long long after = rview_int(d, "after", 0);

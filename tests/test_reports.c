@@ -19,9 +19,12 @@
 
 #include <cmocka.h>
 
+#include "../harness/check.h"
+#include "../harness/record.h"
 #include "../reports/render.h"
 #include "../reports/report_html.h"
 #include "../reports/report_junit.h"
+#include "../reports/report_json.h"
 #include "../reports/report_md.h"
 #include "../reports/rview.h"
 #include "../reports/sign.h"
@@ -399,6 +402,60 @@ static void test_timeline_lanes(void **state)
 	json_decref(s);
 }
 
+/* --- row deltas in the report ------------------------------------------------------ */
+
+/* An attempt that turned {a:1, b:1} into {a:2, b:0, c:1}: c's first insert
+ * is counted in rows_added, a's duplicate and b's loss are listed, and the
+ * timeline still blames it for the duplicate and counts both rows it
+ * added. */
+static void test_row_deltas_compact(void **state)
+{
+	struct rec_row before_rows[] = { { "a", 1 }, { "b", 1 } };
+	struct rec_row after_rows[] = { { "a", 2 }, { "c", 1 } };
+	struct rec_observation prev = { .rows = before_rows, .nrows = 2 };
+	struct rec_observation now = { .rows = after_rows, .nrows = 2 };
+	struct rec_schedule *r = record_new();
+	struct check_result c = { 0 };
+	struct rec_attempt *a;
+	json_t *s, *at, *d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(r);
+	a = RECORD_PUSH(r->attempts, r->nattempts);
+	assert_non_null(a);
+	a->operation = 1;
+	a->try_number = 1;
+	a->end_ms = 50;
+	assert_int_equal(record_credit_delta(a, &prev, &now), 0);
+	assert_int_equal(a->ndeltas, 3); /* the checker still sees all three */
+	s = report_json_schedule(r, &c, &(struct report_job_info){
+		.reproduce = "fencecert certify x.yaml" });
+	assert_non_null(s);
+	at = json_array_get(json_object_get(s, "attempts"), 0);
+	assert_int_equal(rview_int(at, "rows_added", -1), 1);
+	d = json_object_get(at, "row_deltas");
+	assert_int_equal(json_array_size(d), 2);
+	assert_string_equal(rview_str(json_array_get(d, 0), "row_key"), "a");
+	assert_int_equal(rview_int(json_array_get(d, 0), "before", -1), 1);
+	assert_int_equal(rview_int(json_array_get(d, 0), "after", -1), 2);
+	assert_string_equal(rview_str(json_array_get(d, 1), "row_key"), "b");
+	assert_int_equal(rview_int(json_array_get(d, 1), "before", -1), 1);
+	assert_int_equal(rview_int(json_array_get(d, 1), "after", -1), 0);
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(timeline_svg(f, s, 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "+2 rows"));
+	assert_non_null(strstr(buf, "+1 duplicate row: a"));
+	free(buf);
+	json_decref(s);
+	record_free(r);
+}
+
 /* --- render_all ------------------------------------------------------------------ */
 
 static void test_render_all(void **state)
@@ -465,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_html_fixture),
 		cmocka_unit_test(test_html_escaping),
 		cmocka_unit_test(test_timeline_lanes),
+		cmocka_unit_test(test_row_deltas_compact),
 		cmocka_unit_test(test_render_all),
 		cmocka_unit_test(test_check_rejects),
 	};

@@ -8,7 +8,7 @@ Used by certify_etcd.sh.  Beyond "every verdict met its expectation":
 - one-member-down: m2 was stopped in try 1 (the member action fired), and
   that try still completed the operation (exit 0, all rows);
 - quorum-lost: m2 and m3 were stopped in try 1, which then exited 75 and
-  changed no row of the target (its row_deltas are empty); m2 was started
+  changed no row of the target (rows_added 0, no row_deltas); m2 was started
   after it, and a later try completed the operation (journal COMPLETE,
   every row exactly once);
 - journal-socket (c-etcd-journal only): syscall faults on the journal's
@@ -64,9 +64,9 @@ def check_certified(route, problems):
     a1 = s["attempts"][0]
     if a1["try"] != 1 or a1["exit"] != 75:
         problems.append("%s: try 1 ended %s, not exit 75" % (where, a1["end"]))
-    if a1["row_deltas"]:
-        problems.append("%s: try 1 without quorum changed rows %r" % (
-            where, a1["row_deltas"][:3]))
+    if a1["row_deltas"] or a1["rows_added"]:
+        problems.append("%s: try 1 without quorum changed rows: %d added, %r" % (
+            where, a1["rows_added"], a1["row_deltas"][:3]))
     if not any(a["exit"] == 0 and a["try"] > 1 for a in s["attempts"]):
         problems.append("%s: no later try completed" % where)
     if s["outcome"] != "converged":

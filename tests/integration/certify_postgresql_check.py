@@ -79,6 +79,7 @@ def suite(report):
         t2 = tries(s).get(2)
         names = [f["name"] for f in t2["failpoints"]] if t2 else []
         check(t2 and t2["end"] == "exit 75" and not t2["row_deltas"] and
+              t2["rows_added"] == 0 and
               "after_reconcile_probe" in names and
               names[-1] == "before_fence_prepare",
               "pg-fence-row-only hold-apply-commit try 2: %r" %
@@ -92,9 +93,11 @@ def suite(report):
                 continue
             t = tries(s)
             t2, t3 = t.get(2), t.get(3)
-            check(t2 and t2["end"] == "exit 75" and t2["row_deltas"] == [],
+            check(t2 and t2["end"] == "exit 75" and t2["row_deltas"] == [] and
+                  t2["rows_added"] == 0,
                   "%s %s: try 2 %r" % (name, scen,
-                                       t2 and (t2["end"], t2["row_deltas"])))
+                                       t2 and (t2["end"], t2["rows_added"],
+                                               t2["row_deltas"])))
             check(t2 and any("proxy pgj:" in w for w in t2["faults"]),
                   "%s %s: try 2 met no proxy fault" % (name, scen))
             check(t3 and t3["end"] == "exit 0",
@@ -102,9 +105,9 @@ def suite(report):
             check(s["operations"][0]["task"] == "success",
                   "%s %s: task %s" % (name, scen, s["operations"][0]["task"]))
             if scen == "journal-down":
-                check(t3 and len(t3["row_deltas"]) == 20,
-                      "%s journal-down: try 3 wrote %s rows" %
-                      (name, t3 and len(t3["row_deltas"])))
+                check(t3 and t3["rows_added"] == 20 and not t3["row_deltas"],
+                      "%s journal-down: try 3 wrote %r" %
+                      (name, t3 and (t3["rows_added"], t3["row_deltas"])))
             else:
                 check("after_lease" in [f["name"] for f in t2["failpoints"]],
                       "%s %s: try 2 never held its lease" % (name, scen))
@@ -132,7 +135,8 @@ def journal_socket(report):
             for a in s["attempts"]:
                 if a.get("journal_failed"):
                     dead += 1
-                    untouched += not a["row_deltas"]
+                    untouched += (not a["row_deltas"] and
+                                  a["rows_added"] == 0)
     check(dead > 0, "journal-send: no try had its journal connection fail")
     check(untouched * 2 > dead, "journal-send: only %d of %d tries whose "
           "journal failed left the target untouched" % (untouched, dead))

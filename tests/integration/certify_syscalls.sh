@@ -58,7 +58,7 @@ for rt in rep["routes"]:
         for a in s["attempts"]:
             if a.get("journal_failed") and name in correct:
                 dead += 1
-                judged += not a["row_deltas"]
+                judged += not a["row_deltas"] and a["rows_added"] == 0
     if name in correct:
         for k in [(w, a) for w in ("sync", "write")
                   for a in ("kill_before", "kill_after", "errno:EIO")]:
