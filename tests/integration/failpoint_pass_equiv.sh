@@ -1,8 +1,8 @@
 #!/bin/sh
 # failpoint_pass_equiv.sh -- failpoints that do not wait change how fast a
-# schedule runs, nothing else (docs/failpoints.md): the every-failpoint
-# exploration of scenarios/exhaustive.yaml's c-sqlite and of the naive
-# control, once with routes that pass the failpoints outside their wait set
+# schedule runs, nothing else (docs/failpoints.md): the every-failpoint and
+# interleavings explorations (pauses resumed at the next try's failpoint)
+# of scenarios/exhaustive.yaml's c-sqlite and naive control, once with routes that pass the failpoints outside their wait set
 # (the suite as it is) and once with routes that wait at every failpoint
 # (FENCECERT_FAILPOINT_WAIT removed by `env -u`), must give the same
 # verdicts, schedule strings, violations, and in every attempt the same
@@ -22,7 +22,7 @@ n=$(grep -c 'env, -u, FENCECERT_FAILPOINT_WAIT' "$tmp/wait.yaml")
 
 for mode in pass wait; do
 	"$FENCECERT" certify "$tmp/$mode.yaml" --route c-sqlite --route naive \
-		--only every-failpoint --jobs 2 --out "$tmp/$mode" \
+		--only every-failpoint --only interleavings --jobs 2 --out "$tmp/$mode" \
 		--format json --quiet >/dev/null || true
 done
 
