@@ -26,53 +26,6 @@ for mode in pass wait; do
 		--format json --quiet >/dev/null || true
 done
 
-python3 - "$tmp/pass/report.json" "$tmp/wait/report.json" <<'PY'
-import json, sys
-
-def summary(path):
-    out = {}
-    for r in json.load(open(path))["routes"]:
-        scheds = sorted((s["scenario"], s["schedule"]) for s in r["schedules"])
-        viol = sorted((v["invariant"], str(v.get("operation_id")),
-                       v["scenario"], v["schedule"]) for v in r["violations"])
-        hits = sorted((s["scenario"], s["schedule"], i,
-                       tuple((h["name"], h["answer"]) for h in a["failpoints"]))
-                      for s in r["schedules"]
-                      for i, a in enumerate(s["attempts"]))
-        errors = sorted((s["scenario"], s["schedule"]) for s in r["schedules"]
-                        if s.get("error"))
-        out[r["name"]] = {"verdict": r["verdict"], "expected": r["expected"],
-                          "schedules": scheds, "violations": viol,
-                          "failpoints": hits, "errors": errors}
-    return out
-
-a, b = summary(sys.argv[1]), summary(sys.argv[2])
-bad = 0
-for name in sorted(set(a) | set(b)):
-    if name not in a or name not in b:
-        print("FAIL: route %s in one report only" % name)
-        bad = 1
-        continue
-    for key in ("verdict", "expected", "schedules", "violations",
-                "failpoints", "errors"):
-        if a[name][key] != b[name][key]:
-            x, y = a[name][key], b[name][key]
-            if isinstance(x, list):
-                x = sorted(set(x) - set(y))[:3]
-                y = sorted(set(y) - set(a[name][key]))[:3]
-            print("FAIL: %s %s differs: passing %s, waiting %s" % (name, key, x, y))
-            bad = 1
-    nhits = sum(len(h[3]) for h in a[name]["failpoints"])
-    print("%-9s %-22s %4d schedules %3d violations %6d failpoint hits" % (
-        name, a[name]["verdict"], len(a[name]["schedules"]),
-        len(a[name]["violations"]), nhits))
-    if a[name]["errors"]:
-        print("FAIL: %s schedules in error: %s" % (name, a[name]["errors"][:3]))
-        bad = 1
-if a.get("c-sqlite", {}).get("verdict") != "certified-automatic" or \
-   a.get("naive", {}).get("verdict") != "rejected":
-    print("FAIL: unexpected verdicts %s" % {k: v["verdict"] for k, v in a.items()})
-    bad = 1
-sys.exit(bad)
-PY
+python3 tests/integration/report_equiv.py "$tmp/pass/report.json" \
+	"$tmp/wait/report.json" passing waiting --failpoints
 echo "failpoint_pass_equiv: ok"
