@@ -20,6 +20,8 @@
  *     |       or is given up as a                  zombie waiting for this
  *     |       zombie                               point; kill / pause /
  *     v                                            fail / continue
+ *                                         PASS -> record; an error if
+ *                                                  anything acts there
  *   between-try faults, resume           EXIT -> record, observe target
  *   zombies waiting for "next"
  */
@@ -301,17 +303,9 @@ static void wait_ended(struct orch *o, int idx)
  * wait for exactly that, and let each run to its end first. */
 static void resume_waiting_at(struct orch *o, int idx, const char *fp)
 {
-	const struct run *b = &o->runs[idx];
-
 	for (size_t zi = 0; zi < o->nruns; zi++) {
-		struct run *z = &o->runs[zi];
-		const struct fault *f;
-		if (!z->given_up || z->resumed || z->ended || z->op != b->op ||
-		    z->try_number + 1 != b->try_number || z->pause_fault < 0)
-			continue;
-		f = &o->p->faults[z->pause_fault];
-		if (f->resume != RESUME_AT_NEXT_FAILPOINT ||
-		    strcmp(f->resume_at, fp) != 0)
+		const struct run *z = &o->runs[zi];
+		if (!orch__zombie_resumes_at(o, (int)zi, idx, fp))
 			continue;
 		o->resume_done[z->pause_fault] = true;
 		wait_leases(o);
@@ -321,7 +315,21 @@ static void resume_waiting_at(struct orch *o, int idx, const char *fp)
 	}
 }
 
-static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
+/* A failpoint the route passed without waiting (not in its wait set):
+ * recorded like a continued HIT; if anything was meant to happen there the
+ * wait set was wrong, and the schedule cannot be certified. */
+static void on_passed(struct orch *o, int idx, const char *fp, int nth)
+{
+	const struct run *r = &o->runs[idx];
+
+	if (orch__acts_at(o, idx, fp, nth))
+		orch__trouble(o, FC_USAGE, "op %d try %d passed failpoint %s#%d "
+			      "without waiting, but the schedule acts there "
+			      "(wrong wait set)", r->op, r->try_number, fp, nth);
+}
+
+static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
+			 bool passed)
 {
 	struct run *r = &o->runs[idx];
 	struct rec_attempt *a = &o->rec->attempts[idx];
@@ -340,6 +348,10 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at)
 	h->answer = 'c';
 	for (size_t i = 0; i < a->nhits; i++)
 		nth += strcmp(a->hits[i].name, fp) == 0;
+	if (passed) {
+		on_passed(o, idx, fp, nth);
+		return;
+	}
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
@@ -399,7 +411,7 @@ static int step(struct orch *o, long long deadline)
 		return 0;
 	if (ev.kind == SV_EV_HIT)
 		on_hit_event(o, (int)(intptr_t)sv_proc_data(ev.proc), ev.failpoint,
-			     ev.at_ms);
+			     ev.at_ms, ev.passed);
 	else
 		on_exit_event(o, (int)(intptr_t)sv_proc_data(ev.proc));
 	return o->rc;

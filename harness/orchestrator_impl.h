@@ -108,6 +108,15 @@ bool orch__fault_for_op(const struct fault *f, int op);
 bool orch__fault_here(const struct fault *f, int op, int k, const char *fp,
 		      int nth);
 
+/* Failpoints that wait (orchestrator_wait.c).  The comma-separated names
+ * try k of op must wait at (malloc'd; NULL: out of memory); whether zombie
+ * zi resumes when attempt idx reaches fp; whether anything acts at the nth
+ * hit of fp in attempt idx (a PASS there is a harness bug). */
+char *orch__wait_set(const struct orch *o, int op, int k);
+bool orch__zombie_resumes_at(const struct orch *o, int zi, int idx,
+			     const char *fp);
+bool orch__acts_at(const struct orch *o, int idx, const char *fp, int nth);
+
 /* Members (orchestrator_member.c).  Stop or start a member for fault fi;
  * it fired only when the script says the member is down or up and
  * serving. */

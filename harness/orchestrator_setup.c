@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../routes/failpoint.h"
 #include "orchestrator_impl.h"
 #include "put.h"
 
@@ -109,7 +110,8 @@ char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
 	char **env = NULL;
 	size_t n = 0;
 	char *prev = k > 1 ? orch__op_path(o, op, "xcom/try-%d", k - 1) : NULL;
-	int rc = 0;
+	char *wait = orch__wait_set(o, op, k);
+	int rc = wait ? 0 : FC_NOMEM;
 
 	rc |= env_add(&env, &n, "FENCECERT_JOURNAL=%s", o->journal_url);
 	rc |= env_add(&env, &n, "FENCECERT_TARGET=%s", observer_target(o->obs));
@@ -124,9 +126,13 @@ char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
 	rc |= env_add(&env, &n, "FENCECERT_LEASE_OWNER=op%d-try%d", op, k);
 	/* routes in other languages reach the journal through our CLI */
 	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", orch__self_exe());
+	/* the failpoints we may act at; the route passes the others */
+	if (wait)
+		rc |= env_add(&env, &n, "%s=%s", FAILPOINT_WAIT_ENV, wait);
 	for (size_t i = 0; o->env && o->env[i]; i++)
 		rc |= env_add(&env, &n, "%s", o->env[i]);
 	free(prev);
+	free(wait);
 	if (!rc && RECORD_PUSH(env, n))
 		return env; /* the pushed slot is the NULL terminator */
 	orch__free_list(env);

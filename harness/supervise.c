@@ -13,11 +13,12 @@
  *     all reaping happens in pump() with waitpid(pid or -pgid, WNOHANG), never
  *     waitpid(-1), so other code in the process may run its own children.
  *  3. Each process's failpoint events are queued in the order read, and a
- *     process's queued HIT lines precede its EXIT event.
+ *     process's queued HIT/PASS lines precede its EXIT event.
  *  4. Every fd the harness opens is close-on-exec; the only fd a child
  *     inherits beyond 0-2 is its own end of the failpoint channel, as fd 3.
  *
  *   spawn --> RUNNING --(HIT)--> waiting for answer --(answer)--> RUNNING
+ *               |  \__ PASS: recorded like a HIT, the process runs on
  *               |  \__ pause/resume: SIGSTOP/SIGCONT to the group
  *               |  \__ deadline passed: SIGKILL group, timed_out
  *               v
@@ -185,8 +186,8 @@ static bool failpoint_name_valid(const char *s, size_t len)
 	return true;
 }
 
-/* Turn each complete "HIT name" line into an event; other lines are
- * dropped (a route printing garbage must not wedge the harness). */
+/* Turn each complete "HIT name" / "PASS name" line into an event (a PASS
+ * expects no answer); other lines are dropped (a route printing garbage must not wedge the harness). */
 static int parse_lines(sv_proc *p, long long now)
 {
 	char *nl;
@@ -195,10 +196,17 @@ static int parse_lines(sv_proc *p, long long now)
 		size_t len = (size_t)(nl - p->line);
 		struct sv_event ev = { .kind = SV_EV_HIT, .proc = p, .at_ms = now };
 
-		if (len > 4 && memcmp(p->line, "HIT ", 4) == 0 &&
-		    failpoint_name_valid(p->line + 4, len - 4)) {
-			memcpy(ev.failpoint, p->line + 4, len - 4);
-			ev.failpoint[len - 4] = '\0';
+		size_t skip = 0;
+
+		if (len > 4 && memcmp(p->line, "HIT ", 4) == 0) {
+			skip = 4;
+		} else if (len > 5 && memcmp(p->line, "PASS ", 5) == 0) {
+			skip = 5;
+			ev.passed = true;
+		}
+		if (skip && failpoint_name_valid(p->line + skip, len - skip)) {
+			memcpy(ev.failpoint, p->line + skip, len - skip);
+			ev.failpoint[len - skip] = '\0';
 			if (queue_push(p->sv, &ev))
 				return FC_NOMEM;
 		}

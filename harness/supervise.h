@@ -3,7 +3,8 @@
  *
  * A supervisor starts processes (sv_proc), each in its own process group,
  * and reports what they do as events from one poll loop: a failpoint line
- * ("HIT <name>") read from the failpoint channel, or the end of the process.
+ * ("HIT <name>", or "PASS <name>" when it does not wait) read from the
+ * failpoint channel, or the end of the process.
  * It never blocks on one child.  The caller (the orchestrator model) reacts
  * to events by answering the failpoint, killing, pausing or resuming the
  * whole process group.
@@ -82,7 +83,8 @@ struct sv_sysfault {
 
 enum sv_event_kind {
 	SV_EV_NONE, /* the wait's deadline passed */
-	SV_EV_HIT,  /* the process reported a failpoint and waits for an answer */
+	SV_EV_HIT,  /* the process reported a failpoint and waits for an answer
+		       (unless `passed`: it went on without one) */
 	SV_EV_EXIT, /* the process ended; see sv_proc_status() */
 };
 
@@ -90,6 +92,8 @@ struct sv_event {
 	enum sv_event_kind kind;
 	sv_proc *proc;
 	char failpoint[FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
+	bool passed;                        /* SV_EV_HIT from "PASS <name>":
+					       never answer it */
 	long long at_ms;                    /* when it was seen (monotonic) */
 };
 

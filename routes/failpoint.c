@@ -9,7 +9,10 @@
  *     flight, so the supervisor can act while the route waits.
  *  3. A broken channel stays broken (state `broken`): every later hit
  *     answers FC_IO.  There is no way back to "no channel" within a process.
- *  4. SIGPIPE is never raised by the channel (send with MSG_NOSIGNAL), so a
+ *  4. With a wait set (FAILPOINT_WAIT_ENV), a name outside it is one
+ *     complete "PASS <name>\n" line and no read: the supervisor promised
+ *     not to act there.  Without the variable every failpoint waits.
+ *  5. SIGPIPE is never raised by the channel (send with MSG_NOSIGNAL), so a
  *     vanished supervisor turns into FC_IO, not a silent death.
  */
 #include <errno.h>
@@ -29,6 +32,7 @@ bool failpoint__active;
 
 static int channel_fd = -1;
 static bool channel_broken;
+static char *wait_set; /* ",a,b," from FAILPOINT_WAIT_ENV; NULL: wait always */
 static bool recording;
 static char **hits;
 static size_t nhits, hits_cap;
@@ -47,8 +51,44 @@ static void update_active(void)
 	failpoint__active = channel_fd >= 0 || recording;
 }
 
+static void forget_wait_set(void)
+{
+	free(wait_set);
+	wait_set = NULL;
+}
+
+/* Read the wait set: ",name1,name2," so that a lookup is one strstr of
+ * ",name,".  Out of memory: NULL, every failpoint waits (always safe). */
+static void read_wait_set(void)
+{
+	const char *v = getenv(FAILPOINT_WAIT_ENV);
+	size_t len;
+
+	forget_wait_set();
+	if (!v)
+		return;
+	len = strlen(v);
+	wait_set = malloc(len + 3);
+	if (wait_set)
+		snprintf(wait_set, len + 3, ",%s,", v);
+}
+
+static bool must_wait(const char *name)
+{
+	const char *s;
+	size_t n = strlen(name);
+
+	if (!wait_set || n == 0)
+		return true;
+	for (s = wait_set; (s = strstr(s, name)); s += n)
+		if (s > wait_set && s[-1] == ',' && s[n] == ',')
+			return true;
+	return false;
+}
+
 void failpoint_reset(void)
 {
+	forget_wait_set();
 	channel_fd = -1;
 	channel_broken = false;
 	recording = false;
@@ -63,6 +103,7 @@ int failpoint_init(char *err, size_t errlen)
 	long fd;
 
 	forget_hits();
+	forget_wait_set();
 	channel_fd = -1;
 	channel_broken = false;
 	update_active();
@@ -84,6 +125,7 @@ int failpoint_init(char *err, size_t errlen)
 	 * and keep the supervisor's socket alive after we die. */
 	(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 	channel_fd = (int)fd;
+	read_wait_set();
 	update_active();
 	return 0;
 }
@@ -158,6 +200,7 @@ static int read_answer(int fd)
 int failpoint__hit(const char *name)
 {
 	char line[FAILPOINT_NAME_MAX + 8];
+	bool wait;
 	int len, answer;
 
 	remember(name);
@@ -165,7 +208,9 @@ int failpoint__hit(const char *name)
 		return 0; /* recording only */
 	if (channel_broken)
 		return FC_IO;
-	len = snprintf(line, sizeof(line), "HIT %s\n", name);
+	wait = must_wait(name);
+	len = snprintf(line, sizeof(line), "%s %s\n", wait ? "HIT" : "PASS",
+		       name);
 	if (len < 0 || (size_t)len >= sizeof(line) || strchr(name, '\n') ||
 	    strchr(name, ' ')) {
 		channel_broken = true; /* a malformed name is a programming error */
@@ -175,6 +220,8 @@ int failpoint__hit(const char *name)
 		channel_broken = true;
 		return FC_IO;
 	}
+	if (!wait)
+		return 0;
 	answer = read_answer(channel_fd);
 	if (answer == 'c')
 		return 0;

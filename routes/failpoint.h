@@ -9,7 +9,12 @@
  *   'c'  continue: failpoint_hit() returns 0
  *   'f'  fail this step as an I/O error would: returns FC_IO
  *
- * Without the variable every failpoint is a no-op that costs one branch.
+ * When FENCECERT_FAILPOINT_WAIT is set too (a comma-separated list of names,
+ * possibly empty), only the names in it wait as above; any other failpoint
+ * writes "PASS <name>\n" and returns 0 without reading: the supervisor
+ * said it will not act there.  Unset: every failpoint waits.
+ *
+ * Without the channel every failpoint is a no-op that costs one branch.
  *
  * Fail closed: once a channel was configured, a channel that breaks (EOF, a
  * write or read error, an answer other than 'c'/'f') makes this and every
@@ -32,10 +37,11 @@
 #include "../journal/error.h"
 
 #define FAILPOINT_ENV "FENCECERT_FAILPOINT_FD"
+#define FAILPOINT_WAIT_ENV "FENCECERT_FAILPOINT_WAIT"
 
 /*
- * Read FENCECERT_FAILPOINT_FD (again, if called again) and forget earlier
- * hits.  Returns 0, or FC_USAGE with a message in err when the variable is
+ * Read FENCECERT_FAILPOINT_FD and FENCECERT_FAILPOINT_WAIT (again, if called
+ * again) and forget earlier hits.  Returns 0, or FC_USAGE with a message in err when the variable is
  * set but is not the number of an open descriptor.  Unset or empty: the
  * channel is off.
  */

@@ -1,7 +1,8 @@
 /*
  * test_failpoint.c -- the route side of the failpoint channel, over a real
  * socketpair: continue, fail, a broken channel (fail closed), no channel
- * (no-op), a malformed variable, EINTR while blocked.
+ * (no-op), a malformed variable, EINTR while blocked, a wait set (PASS
+ * lines that read no answer).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -42,6 +43,7 @@ static int teardown(void **state)
 	(void)state;
 	failpoint_reset();
 	unsetenv(FAILPOINT_ENV);
+	unsetenv(FAILPOINT_WAIT_ENV);
 	if (peer >= 0)
 		close(peer);
 	peer = -1;
@@ -115,6 +117,45 @@ static void test_continue_and_fail(void **state)
 	expect_line("HIT before_lease\n");
 	assert_int_equal(failpoint_hit_count(), 3);
 	assert_string_equal(failpoint_hit_name(1), "after_intent");
+}
+
+/* Only names in FENCECERT_FAILPOINT_WAIT wait; the others write PASS and
+ * consume no answer (a read would eat the queued 'f').  Whole names only:
+ * "intent" and "lease_x" are not "after_intent" and "lease". */
+static void test_wait_set_passes_the_others(void **state)
+{
+	(void)state;
+	setenv(FAILPOINT_WAIT_ENV, "after_intent,lease", 1);
+	open_channel();
+	assert_int_equal(write(peer, "fc", 2), 2);
+	assert_int_equal(failpoint_hit("before_intent"), 0);
+	assert_int_equal(failpoint_hit("intent"), 0);
+	assert_int_equal(failpoint_hit("after_intent"), FC_IO);
+	assert_int_equal(failpoint_hit("lease_x"), 0);
+	assert_int_equal(failpoint_hit("lease"), 0);
+	expect_line("PASS before_intent\nPASS intent\nHIT after_intent\n"
+		    "PASS lease_x\nHIT lease\n");
+	/* recorded the same whether passed or waited */
+	assert_int_equal(failpoint_hit_count(), 5);
+	assert_string_equal(failpoint_hit_name(3), "lease_x");
+}
+
+/* An empty set: nothing waits, not even with no answer ever coming. */
+static void test_empty_wait_set_never_reads(void **state)
+{
+	(void)state;
+	setenv(FAILPOINT_WAIT_ENV, "", 1);
+	open_channel();
+	assert_int_equal(failpoint_hit("a"), 0);
+	assert_int_equal(failpoint_hit("b"), 0);
+	expect_line("PASS a\nPASS b\n");
+	/* init again without the variable: every failpoint waits again */
+	unsetenv(FAILPOINT_WAIT_ENV);
+	close(peer);
+	open_channel();
+	assert_int_equal(write(peer, "f", 1), 1);
+	assert_int_equal(failpoint_hit("a"), FC_IO);
+	expect_line("HIT a\n");
 }
 
 static void test_whitespace_between_answers(void **state)
@@ -227,6 +268,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_recording_without_channel, teardown),
 		cmocka_unit_test_teardown(test_continue_and_fail, teardown),
 		cmocka_unit_test_teardown(test_whitespace_between_answers, teardown),
+		cmocka_unit_test_teardown(test_wait_set_passes_the_others, teardown),
+		cmocka_unit_test_teardown(test_empty_wait_set_never_reads, teardown),
 		cmocka_unit_test_teardown(test_peer_closed_fails_closed, teardown),
 		cmocka_unit_test_teardown(test_eof_after_line_fails_closed, teardown),
 		cmocka_unit_test_teardown(test_garbage_answer_breaks_channel, teardown),

@@ -31,6 +31,8 @@
 
 #include <cmocka.h>
 
+#include "../routes/failpoint.h"
+
 #include "../harness/supervise.h"
 #include "../routes/fork_server.h"
 
@@ -143,6 +145,21 @@ static int child_main(const char *mode)
 			return 11;
 		if (ask(fd, "b") != 'f')
 			return 12;
+		return 42;
+	}
+	if (strcmp(mode, "passes") == 0) {
+		/* the route helper with a wait set of "b": PASS a, HIT b
+		 * (answered 'f'), PASS c: exit 42; anything else: 20 + step */
+		char err[256];
+
+		if (failpoint_init(err, sizeof(err)))
+			return 20;
+		if (failpoint_hit("a") != 0)
+			return 21;
+		if (failpoint_hit("b") != FC_IO)
+			return 22;
+		if (failpoint_hit("c") != 0)
+			return 23;
 		return 42;
 	}
 	if (strcmp(mode, "hang") == 0) {
@@ -341,6 +358,34 @@ static void test_failpoint_answers(void **state)
 	p = spawn_mode(sv, "nofd", false, 10000, NULL);
 	next_event(sv, p, &ev);
 	assert_int_equal(sv_proc_status(p)->code, 0);
+	supervisor_free(sv);
+}
+
+/* PASS lines are hits like HIT lines, flagged `passed`, and need no
+ * answer: the route runs on to its next failpoint by itself. */
+static void test_failpoint_passes(void **state)
+{
+	char *env[] = { (char *)FAILPOINT_WAIT_ENV "=b", NULL };
+	const char *want[] = { "a", "b", "c" };
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = spawn_mode(sv, "passes", true, 10000, env);
+	for (int i = 0; i < 3; i++) {
+		next_event(sv, p, &ev);
+		assert_int_equal(ev.kind, SV_EV_HIT);
+		assert_string_equal(ev.failpoint, want[i]);
+		assert_int_equal(ev.passed, i != 1);
+		if (!ev.passed)
+			assert_int_equal(sv_proc_answer(p, 'f'), 0);
+	}
+	next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
+	assert_int_equal(sv_proc_status(p)->code, 42);
 	supervisor_free(sv);
 }
 
@@ -1035,6 +1080,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exit_and_signal),
 		cmocka_unit_test(test_failpoint_answers),
+		cmocka_unit_test(test_failpoint_passes),
 		cmocka_unit_test(test_pause_resume_kill),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_group_killed_after_leader),
@@ -1055,6 +1101,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest through_server[] = {
 		cmocka_unit_test(test_exit_and_signal),
 		cmocka_unit_test(test_failpoint_answers),
+		cmocka_unit_test(test_failpoint_passes),
 		cmocka_unit_test(test_pause_resume_kill),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_group_killed_after_leader),

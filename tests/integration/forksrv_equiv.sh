@@ -28,43 +28,8 @@ for mode in exec fork; do
 	"$@" >/dev/null || true
 done
 
-python3 - "$tmp/exec/report.json" "$tmp/fork/report.json" <<'PY'
-import json, sys
-
-def summary(path):
-    out = {}
-    for r in json.load(open(path))["routes"]:
-        scheds = sorted((s["scenario"], s["schedule"]) for s in r["schedules"])
-        viol = sorted((v["invariant"], str(v.get("operation_id")),
-                       v["scenario"], v["schedule"]) for v in r["violations"])
-        out[r["name"]] = {"verdict": r["verdict"], "expected": r["expected"],
-                          "schedules": scheds, "violations": viol}
-    return out
-
-a, b = summary(sys.argv[1]), summary(sys.argv[2])
-bad = 0
-for name in sorted(set(a) | set(b)):
-    if name not in a or name not in b:
-        print("FAIL: route %s in one report only" % name)
-        bad = 1
-        continue
-    for key in ("verdict", "expected", "schedules", "violations"):
-        if a[name][key] != b[name][key]:
-            x, y = a[name][key], b[name][key]
-            if isinstance(x, list):
-                x = sorted(set(x) - set(y))[:5]
-                y = sorted(set(y) - set(a[name][key]))[:5]
-            print("FAIL: %s %s differs: exec %s, fork server %s" % (name, key, x, y))
-            bad = 1
-    print("%-9s %-22s %4d schedules %3d violations" % (
-        name, b[name]["verdict"], len(b[name]["schedules"]),
-        len(b[name]["violations"])))
-if a.get("c-sqlite", {}).get("verdict") != "certified-automatic" or \
-   a.get("naive", {}).get("verdict") != "rejected":
-    print("FAIL: unexpected verdicts %s" % {k: v["verdict"] for k, v in a.items()})
-    bad = 1
-sys.exit(bad)
-PY
+python3 tests/integration/report_equiv.py "$tmp/exec/report.json" \
+	"$tmp/fork/report.json" exec "fork server"
 
 if command -v strace >/dev/null; then
 	# 'clean' and the first kill: 6 attempts per route; one server per
