@@ -1036,8 +1036,10 @@ static void test_certify_killed_forksrv(void **state)
 		      tmp_dir, "--jobs", "2", (char *)NULL);
 		_exit(127);
 	}
-	/* wait until both workers' attempts run */
-	for (int i = 0; i < 1000 && seen < 2; i++) {
+	/* wait until both workers' attempts run (up to 60 s: a sanitized
+	 * certify starting two workers and their servers on a loaded machine
+	 * took longer than 10 s) */
+	for (int i = 0; i < 6000 && seen < 2; i++) {
 		DIR *d = opendir(notes);
 		struct dirent *e;
 
