@@ -5,10 +5,27 @@
 
 #include "sqlite_setup.h"
 
-void fc_sqlite_setup(void)
+/* SQLITE_MISUSE once SQLite is initialised: nothing was changed. */
+static int configure(void)
 {
 	/* No static page buffer, and no pages preallocated per cache (the
 	 * count doubles as SQLITE_DEFAULT_PCACHE_INITSZ when the buffer is
-	 * NULL).  SQLITE_MISUSE once SQLite is initialised: nothing to do. */
-	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+	 * NULL). */
+	return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+}
+
+void fc_sqlite_setup(void)
+{
+	(void)configure();
+}
+
+void fc_sqlite_setup_fresh(void)
+{
+	if (configure() != SQLITE_MISUSE)
+		return;
+	/* Initialised before us (a fork server's warm-up) with no connection
+	 * ever opened in this process: undo it so the settings are taken.
+	 * If shutting down fails, SQLite simply keeps its defaults. */
+	if (sqlite3_shutdown() == SQLITE_OK)
+		(void)configure();
 }

@@ -12,10 +12,19 @@
  *    route opens two or three connections per attempt.  Pages are then
  *    allocated as they are used.  The cache's limit and behaviour are
  *    unchanged.
+ *
+ * fc_sqlite_setup_fresh() is the same for a process that has no SQLite
+ * connection open and never had one, but may have inherited an initialised
+ * SQLite: an attempt cloned by a fork server, whose warm-up calls
+ * sqlite3_initialize() (docs/fork-server.md).  The settings would be
+ * refused there, so it shuts SQLite down first (allowed: nothing is open)
+ * and lets the next call initialise it again with them.  Calling it with
+ * a connection open is a programming error.
  */
 #ifndef FENCECERT_SQLITE_SETUP_H
 #define FENCECERT_SQLITE_SETUP_H
 
 void fc_sqlite_setup(void);
+void fc_sqlite_setup_fresh(void);
 
 #endif

@@ -91,7 +91,7 @@ int cmd_route(int argc, char **argv)
 	char err[256];
 	int opt, rc;
 
-	fc_sqlite_setup();
+	fc_sqlite_setup_fresh(); /* before any connection; maybe cloned */
 	rc = config_from_env(&c);
 	if (rc)
 		return rc;
