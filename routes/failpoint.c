@@ -3,7 +3,8 @@
  *
  * Invariants:
  *  1. failpoint__active is false unless a channel is configured or recording
- *     was asked for, so a production route pays one predictable branch.
+ *     was asked for, so a production route pays one predictable branch; a
+ *     route with a channel records nothing (no copy of each name).
  *  2. Each hit is one complete "HIT <name>\n" line followed by exactly one
  *     blocking read of the answer; there is never more than one question in
  *     flight, so the supervisor can act while the route waits.
@@ -203,7 +204,8 @@ int failpoint__hit(const char *name)
 	bool wait;
 	int len, answer;
 
-	remember(name);
+	if (recording)
+		remember(name);
 	if (channel_fd < 0)
 		return 0; /* recording only */
 	if (channel_broken)

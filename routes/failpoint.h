@@ -22,9 +22,9 @@
  * must not run on as if it had been told to continue: the supervisor may be
  * gone precisely because the scenario wanted this step to fail.
  *
- * The module keeps, in process, the list of names hit so far (only while a
- * channel is configured or recording was switched on), so unit tests can
- * check which steps ran.  Names are the stable list in docs/failpoints.md.
+ * The module keeps, in process, the list of names hit so far once recording
+ * was switched on (failpoint_record()), with or without a channel, so unit
+ * tests can check which steps ran; a route does not record.  Names are the stable list in docs/failpoints.md.
  *
  * Not thread-safe: a route attempt is one thread.
  */

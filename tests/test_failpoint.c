@@ -105,6 +105,7 @@ static void test_continue_and_fail(void **state)
 {
 	(void)state;
 	open_channel();
+	failpoint_record(true);
 	/* The answer is queued before the hit; the route must still write its
 	 * line first and then consume exactly one byte per hit. */
 	assert_int_equal(write(peer, "cfc", 3), 3);
@@ -127,6 +128,7 @@ static void test_wait_set_passes_the_others(void **state)
 	(void)state;
 	setenv(FAILPOINT_WAIT_ENV, "after_intent,lease", 1);
 	open_channel();
+	failpoint_record(true);
 	assert_int_equal(write(peer, "fc", 2), 2);
 	assert_int_equal(failpoint_hit("before_intent"), 0);
 	assert_int_equal(failpoint_hit("intent"), 0);
@@ -138,6 +140,18 @@ static void test_wait_set_passes_the_others(void **state)
 	/* recorded the same whether passed or waited */
 	assert_int_equal(failpoint_hit_count(), 5);
 	assert_string_equal(failpoint_hit_name(3), "lease_x");
+}
+
+/* A route (a channel, recording off) keeps no copy of the names. */
+static void test_channel_alone_records_nothing(void **state)
+{
+	(void)state;
+	open_channel();
+	assert_int_equal(write(peer, "c", 1), 1);
+	assert_int_equal(failpoint_hit("before_intent"), 0);
+	expect_line("HIT before_intent\n");
+	assert_int_equal(failpoint_hit_count(), 0);
+	assert_null(failpoint_hit_name(0));
 }
 
 /* An empty set: nothing waits, not even with no answer ever coming. */
@@ -269,6 +283,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_continue_and_fail, teardown),
 		cmocka_unit_test_teardown(test_whitespace_between_answers, teardown),
 		cmocka_unit_test_teardown(test_wait_set_passes_the_others, teardown),
+		cmocka_unit_test_teardown(test_channel_alone_records_nothing, teardown),
 		cmocka_unit_test_teardown(test_empty_wait_set_never_reads, teardown),
 		cmocka_unit_test_teardown(test_peer_closed_fails_closed, teardown),
 		cmocka_unit_test_teardown(test_eof_after_line_fails_closed, teardown),
