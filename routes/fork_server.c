@@ -32,6 +32,12 @@
  *     setcontext(): it returns from fork_server_serve() like the exec'd
  *     program's main() would carry on.
  *
+ *  8. What a child will surely write it gets in one call, not a fault per
+ *     page: the heap's last HEAP_POPULATE bytes and the main stack's
+ *     STACK_POPULATE below the frame it resumes (MADV_POPULATE_WRITE; the
+ *     server dropped its own pages of that stack range, so they are fresh,
+ *     not copies).  Only page tables change: no byte an attempt reads.
+ *
  *   serve_enter() --swapcontext--> serve_loop() on its stack: recv, parse,
  *        ^                           clone(child_main) --+--> reply, release
  *        +------ setcontext(&main_ctx) -- child_main() <-+    (next request)
@@ -69,6 +75,14 @@ extern char **environ;
  * boundary: what clone() stores there shares the page with the request,
  * the child's frames go below (hand_empty()). */
 #define CHILD_STACK_SIZE (64 * 1024 + 64)
+/* What a child populates (invariant 8): an attempt of `fencecert route`
+ * writes about 40 kB of stack and the whole of the server's heap (132 kB)
+ * before it grows its own. */
+#define STACK_POPULATE (48 * 1024)
+#define HEAP_POPULATE (256 * 1024)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 #define MAX_ARGC 4096
 #define MAX_ENVC 65536
 
@@ -113,6 +127,9 @@ static struct {
 	int changed[32];
 	int nchanged;
 	ucontext_t main_ctx, loop_ctx;
+	uintptr_t main_sp;     /* below serve_enter()'s frame, page-aligned */
+	uintptr_t stack_lo;    /* the main stack's lowest address (0: unknown) */
+	uintptr_t heap_lo;     /* the brk heap's (0: none) */
 } srv;
 
 static pid_t server_pid; /* in a child: the server that cloned it */
@@ -390,12 +407,34 @@ static bool fds_high(struct request *rq)
 	return true;
 }
 
+/* [lo, hi) of the page-aligned range (hi - len, hi), clipped at floor. */
+static void populate_range(uintptr_t floor, uintptr_t hi, size_t len)
+{
+	uintptr_t lo = hi > floor + len ? hi - len : floor;
+
+	if (floor && lo < hi && madvise((void *)lo, hi - lo,
+					MADV_POPULATE_WRITE) < 0) {
+		/* an older kernel: the pages fault in one by one */
+	}
+}
+
+/* In a child: map what it will surely write in two calls (invariant 8). */
+static void populate(void)
+{
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t brk_now = ((uintptr_t)sbrk(0) + page - 1) & ~(page - 1);
+
+	populate_range(srv.heap_lo, brk_now, HEAP_POPULATE);
+	populate_range(srv.stack_lo, srv.main_sp + page, STACK_POPULATE);
+}
+
 /* A clone's first function, on the hand-over area's stack: set up, then
  * resume serve_enter()'s frame on the main stack (invariant 7). */
 static int child_main(void *arg)
 {
 	child_setup(arg);
 	child_rq = arg;
+	populate();
 	setcontext(&srv.main_ctx);
 	_exit(127); /* not reached */
 }
@@ -408,6 +447,13 @@ static void serve_loop(void)
 	/* a child's setcontext() sets its mask: empty, as the harness starts
 	 * an exec'd attempt (written once, before the first clone) */
 	sigemptyset(&srv.main_ctx.uc_sigmask);
+	/* the main stack below the frame children resume: the server is done
+	 * with it, the children get fresh pages there, not copies */
+	if (srv.stack_lo && srv.main_sp - getpagesize() > srv.stack_lo &&
+	    madvise((void *)srv.stack_lo, srv.main_sp - getpagesize() -
+		    srv.stack_lo, MADV_DONTNEED) < 0) {
+		/* they stay, and are copied */
+	}
 	for (;;) {
 		struct request *rq = &h->rq;
 		int r = request_recv(srv.sock, h);
@@ -433,11 +479,34 @@ static void serve_loop(void)
 }
 
 /* Leave the main stack for the loop's; returns only in a child, which
- * resumes this frame. */
-static void serve_enter(void)
+ * resumes this frame (not inlined: the frame is small, and below it the
+ * main stack is free). */
+static __attribute__((noinline)) void serve_enter(void)
 {
+	srv.main_sp = ((uintptr_t)__builtin_frame_address(0) - 1024) &
+		      ~((uintptr_t)getpagesize() - 1);
 	if (swapcontext(&srv.main_ctx, &srv.loop_ctx) < 0)
 		exit(1);
+}
+
+/* The lowest addresses of the main stack and the brk heap, from
+ * /proc/self/maps (0 when it cannot be read: nothing is populated). */
+static void find_stack_heap(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (strstr(line, " [stack]"))
+			srv.stack_lo = lo;
+		else if (strstr(line, " [heap]"))
+			srv.heap_lo = lo;
+	}
+	if (f)
+		fclose(f);
 }
 
 /* Map the loop's stack (not inherited) and the hand-over area (inherited,
@@ -457,6 +526,7 @@ static bool serve_prepare(void)
 	    getcontext(&srv.loop_ctx) < 0)
 		return false;
 	srv.hand = hand;
+	find_stack_heap();
 	srv.loop_ctx.uc_stack.ss_sp = stack + page;
 	srv.loop_ctx.uc_stack.ss_size = LOOP_STACK_SIZE;
 	srv.loop_ctx.uc_link = NULL;
