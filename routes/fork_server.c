@@ -297,6 +297,41 @@ static int request_recv(int sock, struct hand *h)
 	return 1;
 }
 
+int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
+		     int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (nfds < 0 || nfds > FORK_SERVER_FDS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0 && (size_t)n != len)
+		errno = EMSGSIZE;
+	return n >= 0 && (size_t)n == len ? 0 : -1;
+}
+
 static void reply(int sock, const char *fmt, long v)
 {
 	char buf[64];

@@ -197,27 +197,9 @@ static void server_stop(struct server *s)
 static void exchange(struct server *s, const char *msg, size_t len,
 		     const int *fds, int nfds, char *reply, size_t rlen)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	memset(&ctl, 0, sizeof(ctl));
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-	}
-	assert_int_equal(sendmsg(s->sock, &mh, MSG_NOSIGNAL), (ssize_t)len);
+	assert_int_equal(fork_server_send(s->sock, msg, len, fds, nfds), 0);
 	n = recv(s->sock, reply, rlen - 1, 0);
 	assert_true(n > 0);
 	reply[n] = '\0';
