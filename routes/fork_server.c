@@ -27,16 +27,15 @@
  *     while the child lives).  The serve loop runs on its own stack
  *     (MADV_DONTFORK), calls no malloc, and receives each request into the
  *     hand-over area, which it empties (MADV_DONTNEED) after the clone, so
- *     it writes fresh pages the next time.  The child starts on the main
- *     stack below fork_server_serve()'s frame and resumes that frame with
- *     setcontext(): it returns from fork_server_serve() like the exec'd
- *     program's main() would carry on.
- *
+ *     it writes fresh pages the next time.  The child starts on a stack
+ *     in that area and resumes serve_enter()'s frame on the main stack
+ *     with setcontext(): it returns from fork_server_serve() as the
+ *     program's main() carries on when exec'd.
  *  8. What a child will surely write it gets in one call, not a fault per
  *     page: the heap's last HEAP_POPULATE bytes and the main stack's
  *     STACK_POPULATE below the frame it resumes (MADV_POPULATE_WRITE; the
  *     server dropped its own pages of that stack range, so they are fresh,
- *     not copies).  Only page tables change: no byte an attempt reads.
+ *     not copies).  Only page tables change, no byte an attempt reads.
  *
  *   serve_enter() --swapcontext--> serve_loop() on its stack: recv, parse,
  *        ^                           clone(child_main) --+--> reply, release
@@ -102,9 +101,9 @@ struct request {
  * The hand-over area: the clone's first stack frames, then one request,
  * its message and what the parse builds from it (argv, environment, the
  * aligned filter) bump-allocated after the message, so a request with a
- * few kB of environment is the one page the server writes.  Mapped once, inherited by each
- * child (which starts on stack[] and reads its request here), emptied by
- * the server after each clone (invariant 7).
+ * few kB of environment is the one page the server writes.  Mapped once,
+ * inherited by each child (which starts on stack[] and reads its request
+ * here), emptied by the server after each clone (invariant 7).
  */
 struct hand {
 	_Alignas(16) char stack[CHILD_STACK_SIZE];
@@ -168,7 +167,8 @@ static void hand_empty(struct hand *h)
 	uintptr_t page = (uintptr_t)getpagesize();
 	uintptr_t from = (uintptr_t)(h->stack + sizeof(h->stack) - 16) &
 			 ~(page - 1);
-	uintptr_t to = (uintptr_t)(h->buf + (h->used > h->len ? h->used : h->len));
+	size_t n = h->used > h->len ? h->used : h->len;
+	uintptr_t to = (uintptr_t)(h->buf + n);
 
 	to = (to + page - 1) & ~(page - 1);
 	if (madvise((void *)from, to - from, MADV_DONTNEED) < 0) {
@@ -442,7 +442,8 @@ static bool fds_high(struct request *rq)
 	return true;
 }
 
-/* [lo, hi) of the page-aligned range (hi - len, hi), clipped at floor. */
+/* Populate [hi - len, hi) of page-aligned hi, not below floor (0: the
+ * range is unknown, nothing is done). */
 static void populate_range(uintptr_t floor, uintptr_t hi, size_t len)
 {
 	uintptr_t lo = hi > floor + len ? hi - len : floor;
