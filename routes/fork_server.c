@@ -31,6 +31,10 @@
  *     in that area and resumes serve_enter()'s frame on the main stack
  *     with setcontext(): it returns from fork_server_serve() as the
  *     program's main() carries on when exec'd.
+ *     The kernel's own writes count too: it updates a thread's rseq area
+ *     (in its TLS page) whenever it returns to user space on another CPU,
+ *     so the server unregisters it before serving and each child
+ *     registers it again, as glibc did at the program's start.
  *  8. What a child will surely write it gets in one call, not a fault per
  *     page: the heap's last HEAP_POPULATE bytes and the main stack's
  *     STACK_POPULATE below the frame it resumes (MADV_POPULATE_WRITE; the
@@ -54,6 +58,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -129,6 +134,7 @@ static struct {
 	uintptr_t main_sp;     /* below serve_enter()'s frame, page-aligned */
 	uintptr_t stack_lo;    /* the main stack's lowest address (0: unknown) */
 	uintptr_t heap_lo;     /* the brk heap's (0: none) */
+	bool rseq_off;         /* the server unregistered glibc's rseq area */
 } srv;
 
 static pid_t server_pid; /* in a child: the server that cloned it */
@@ -464,12 +470,25 @@ static void populate(void)
 	populate_range(srv.stack_lo, srv.main_sp + page, STACK_POPULATE);
 }
 
+/* glibc's registration of the thread's rseq area: the same arguments
+ * unregister it in the server and register it in a child (invariant 7). */
+static long rseq_call(int flags)
+{
+	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+
+	return syscall(SYS_rseq, (char *)__builtin_thread_pointer() +
+		       __rseq_offset, len, flags, RSEQ_SIG);
+}
+
 /* A clone's first function, on the hand-over area's stack: set up, then
  * resume serve_enter()'s frame on the main stack (invariant 7). */
 static int child_main(void *arg)
 {
 	child_setup(arg);
 	child_rq = arg;
+	if (srv.rseq_off && rseq_call(0) < 0) {
+		/* sched_getcpu() asks the kernel, as without rseq */
+	}
 	populate();
 	setcontext(&srv.main_ctx);
 	_exit(127); /* not reached */
@@ -483,6 +502,7 @@ static void serve_loop(void)
 	/* a child's setcontext() sets its mask: empty, as the harness starts
 	 * an exec'd attempt (written once, before the first clone) */
 	sigemptyset(&srv.main_ctx.uc_sigmask);
+	srv.rseq_off = __rseq_size > 0 && rseq_call(RSEQ_FLAG_UNREGISTER) == 0;
 	/* the main stack below the frame children resume: the server is done
 	 * with it, the children get fresh pages there, not copies */
 	if (srv.stack_lo && srv.main_sp - getpagesize() > srv.stack_lo &&

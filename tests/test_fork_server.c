@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,7 +38,7 @@
 #if defined(__SANITIZE_ADDRESS__)
 #define SERVER_FAULTS_MAX 6
 #else
-#define SERVER_FAULTS_MAX 3
+#define SERVER_FAULTS_MAX 2
 #endif
 
 static char self_exe[4096];
@@ -95,6 +98,23 @@ static int child_signals(void)
 	return 0;
 }
 
+/* glibc's rseq area is registered, as in an exec'd process: registering
+ * it again with the same arguments is EBUSY. */
+static int child_rseq(void)
+{
+	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+
+	if (__rseq_size == 0)
+		return 0; /* glibc registered none */
+	if (syscall(SYS_rseq, (char *)__builtin_thread_pointer() +
+		    __rseq_offset, len, 0, RSEQ_SIG) == 0 || errno != EBUSY)
+		return complain("rseq was not registered (%s)",
+				strerror(errno));
+	if (sched_getcpu() < 0)
+		return complain("sched_getcpu: %s", strerror(errno));
+	return 0;
+}
+
 /* 1 kB frames, deep enough to go past what the server populates for
  * it; depth + 1 when every frame kept what it wrote. */
 static int recurse(int depth)
@@ -137,6 +157,8 @@ static int child_run(const char *mode)
 		return child_signals();
 	if (strcmp(mode, "memory") == 0)
 		return child_memory();
+	if (strcmp(mode, "rseq") == 0)
+		return child_rseq();
 	if (strcmp(mode, "exit0") == 0)
 		return 0;
 	return complain("unknown child mode '%s'", mode);
@@ -281,8 +303,9 @@ static long minflt(pid_t pid)
 /* --- the tests ------------------------------------------------------------ */
 
 /* What warm_up changed (a handler, an ignored and a blocked signal) an
- * attempt does not inherit: it starts as an exec'd one would. */
-static void test_signals_reset(void **state)
+ * attempt does not inherit, and it has glibc's rseq area registered
+ * (which the server unregistered): it starts as an exec'd one would. */
+static void test_child_starts_as_exec(void **state)
 {
 	struct server s;
 
@@ -290,6 +313,7 @@ static void test_signals_reset(void **state)
 	server_start(&s);
 	assert_int_equal(exit_code(spawn(&s, "signals")), 0);
 	assert_int_equal(exit_code(spawn(&s, "signals")), 0);
+	assert_int_equal(exit_code(spawn(&s, "rseq")), 0);
 	server_stop(&s);
 }
 
@@ -345,10 +369,9 @@ static void test_malformed_requests(void **state)
 /*
  * Between two clones the server writes no page its children inherit
  * (routes/fork_server.c invariant 7): per spawn it takes a fault on the
- * one fresh page a request is received into, and at most one more when
- * the kernel updates its rseq area while a child shares that page.  A
- * server writing its stack, heap or errno copies a page per write: 9 per
- * spawn before.
+ * one fresh page a request is received into (1.0 measured).  A server
+ * writing its stack, heap or errno copies a page per write (7-9 per spawn
+ * before), one whose rseq area the kernel updates one more.
  */
 static void test_server_faults(void **state)
 {
@@ -377,7 +400,7 @@ static void test_server_faults(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_signals_reset),
+		cmocka_unit_test(test_child_starts_as_exec),
 		cmocka_unit_test(test_memory_inherited),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_server_faults),
