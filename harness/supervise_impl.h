@@ -85,6 +85,7 @@ struct supervisor {
 	struct sv_event *queue;
 	size_t qlen, qcap;
 	struct sigaction old_chld;
+	bool chld_pending;      /* SIGCHLD seen since the last reap() */
 };
 
 #endif
