@@ -4,10 +4,12 @@
  * XCom files with jansson.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -66,12 +68,14 @@ static void copy_str(char *dst, size_t len, json_t *v)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
-static void parse_return(struct rec_evidence *ev, const char *path)
+/* Parse the return.json open as fd (which this closes). */
+static void parse_return(struct rec_evidence *ev, int fd)
 {
 	json_error_t jerr;
-	json_t *o = json_load_file(path, 0, &jerr);
+	json_t *o = json_loadfd(fd, 0, &jerr);
 	json_t *rows;
 
+	close(fd);
 	ev->valid = json_is_object(o);
 	ev->rows_written = -1;
 	if (ev->valid) {
@@ -96,19 +100,22 @@ int collect_evidence(struct rec_schedule *r, const char *dir, int tries)
 		for (int k = 1; k <= tries; k++) {
 			struct rec_evidence *ev;
 			char path[4096];
-			struct stat sb;
+			int fd;
 
 			snprintf(path, sizeof(path), "%s/op%d/xcom/try-%d/return.json",
 				 dir, op->index, k);
-			if (stat(path, &sb) != 0)
+			/* the open is the existence check (no stat first) */
+			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 				continue;
 			ev = RECORD_PUSH(op->evidence, op->nevidence);
-			if (!ev)
+			if (!ev) {
+				close(fd);
 				return FC_NOMEM;
+			}
 			ev->try_number = k;
 			snprintf(ev->path, sizeof(ev->path), "op%d/xcom/try-%d/"
 				 "return.json", op->index, k);
-			parse_return(ev, path);
+			parse_return(ev, fd);
 		}
 	}
 	return 0;

@@ -132,7 +132,14 @@ int fs_remove_tree(const char *path)
 
 int fs_empty_dir(const char *path)
 {
-	int rc = fs_remove_tree(path);
+	int rc;
 
+	/* the usual case, a fresh try's XCom dir: one mkdir() says it was
+	 * missing and is now there, empty */
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return fs_mkdirs(path);
+	rc = fs_remove_tree(path);
 	return rc ? rc : fs_mkdirs(path);
 }

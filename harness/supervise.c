@@ -88,6 +88,7 @@ int supervisor_new(supervisor **out, char *err, size_t errlen)
 		return FC_NOMEM;
 	}
 	sv->wd.fd = -1;
+	sv->null_fd = -1;
 	sv->chld_pending = true;
 	sv->forksrv_timeout_ms = FORKSRV_TIMEOUT_MS;
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -125,6 +126,8 @@ void supervisor_free(supervisor *sv)
 	sv__forksrv_stop_all(sv);
 	free(sv->queue);
 	watchdog_stop(&sv->wd);
+	if (sv->null_fd >= 0)
+		close(sv->null_fd);
 	sigaction(SIGCHLD, &sv->old_chld, NULL);
 	close(chld_pipe[0]);
 	close(chld_pipe[1]);
