@@ -61,17 +61,26 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* One write() for the line and its newline: the reader wakes once per
+ * line, not once for the text and again for the "\n". */
 static int send_line(int fd, json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT);
+	char *s = json_dumps(v, JSON_COMPACT), *line;
+	size_t len;
 	int rc;
 
 	if (!s)
 		return FC_NOMEM;
-	rc = write_all(fd, s, strlen(s));
-	if (!rc)
-		rc = write_all(fd, "\n", 1);
-	free(s);
+	len = strlen(s);
+	line = realloc(s, len + 2);
+	if (!line) {
+		free(s);
+		return FC_NOMEM;
+	}
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	rc = write_all(fd, line, len + 1);
+	free(line);
 	return rc;
 }
 

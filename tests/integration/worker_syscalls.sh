@@ -8,7 +8,9 @@
 #   - reads of a failpoint channel or the self-pipe that found nothing
 #     (EAGAIN): a short read already said the pipe was empty;
 #   - reads of the partition it wrote itself (digested from memory) and
-#     a stat before opening each return.json (the open is the check).
+#     a stat before opening each return.json (the open is the check);
+#   - a result line's newline written apart from it (the coordinator would
+#     wake twice per line).
 # Each bound is far below what the old code did and above what this code
 # does, whatever the timing: the counts depend on wakeups, not on speed.
 # Skipped without strace.
@@ -48,6 +50,8 @@ for f in sorted(workers):
         print("FAIL: %s: waitpid() without a SIGCHLD" % f); bad = 1
     if eagain > 2 * ends + 2:
         print("FAIL: %s: reads past a short read" % f); bad = 1
+    if re.search(r'^write\(\d+, "\\n", 1\)', t, re.M):
+        print("FAIL: %s: the result line's newline written apart" % f); bad = 1
     if reread:
         print("FAIL: %s: reads back what it wrote" % f); bad = 1
 sys.exit(bad)
