@@ -1,5 +1,6 @@
 /*
- * fsutil.c -- mkdir -p and rm -rf for schedule directories (fsutil.h).
+ * fsutil.c -- mkdir -p, rm -rf and whole writes for schedule directories
+ * (fsutil.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -142,4 +143,23 @@ int fs_empty_dir(const char *path)
 		return fs_mkdirs(path);
 	rc = fs_remove_tree(path);
 	return rc ? rc : fs_mkdirs(path);
+}
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = write(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return FC_IO;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
 }

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "fsutil.h"
 #include "workgen.h"
 
 /* The fixed parts of every operation's identity and intent. */
@@ -204,21 +205,11 @@ static int digest_object(json_t *obj, const char *extra_name,
 static int write_bytes(const char *path, const char *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	int rc = 0;
+	int rc;
 
 	if (fd < 0)
 		return FC_IO;
-	while (len && !rc) {
-		ssize_t r = write(fd, buf, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			rc = FC_IO;
-			break;
-		}
-		buf += r;
-		len -= (size_t)r;
-	}
+	rc = fs_write_all(fd, buf, len);
 	if (close(fd) != 0 && !rc)
 		rc = FC_IO;
 	return rc;
