@@ -242,19 +242,10 @@ static int request_send(int sock, const struct sv_spawn *req,
 {
 	int fds[FORK_SERVER_FDS_MAX] = { cp->in_fd, cp->out_fd, cp->err_fd,
 					 cp->report_fd };
-	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.buf };
-	struct cmsghdr *cm;
 	void *bpf = NULL;
 	size_t bpf_len = 0, len;
 	char *msg;
 	int nfds = 4, rc = 0;
-	ssize_t n;
 
 	if (cp->fp_fd >= 0)
 		fds[nfds++] = cp->fp_fd;
@@ -278,19 +269,9 @@ static int request_send(int sock, const struct sv_spawn *req,
 	if (bpf)
 		memcpy(msg + len, bpf, bpf_len);
 	free(bpf);
-	iov = (struct iovec){ .iov_base = msg, .iov_len = len + bpf_len };
-	memset(&ctl, 0, sizeof(ctl));
-	mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	rc = fork_server_send(sock, msg, len + bpf_len, fds, nfds);
 	free(msg);
-	return n == (ssize_t)iov.iov_len ? SENT : GONE;
+	return rc == 0 ? SENT : GONE;
 }
 
 /* Read "pid N" / "error E".  GONE for EOF, a timeout or garbage. */

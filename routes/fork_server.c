@@ -22,6 +22,28 @@
  *     no sanitizer lock can be held across the clone (what their fork
  *     interceptors protect against), and the child keeps the runtime's
  *     signal handlers and exit-time leak check.
+ *  7. Between two clones the server writes no page a child inherits (a
+ *     write to one costs a copy-on-write fault and a TLB shootdown per page
+ *     while the child lives).  The serve loop runs on its own stack
+ *     (MADV_DONTFORK), calls no malloc, and receives each request into the
+ *     hand-over area, which it empties (MADV_DONTNEED) after the clone, so
+ *     it writes fresh pages the next time.  The child starts on a stack
+ *     in that area and resumes serve_enter()'s frame on the main stack
+ *     with setcontext(): it returns from fork_server_serve() as the
+ *     program's main() carries on when exec'd.
+ *     The kernel's own writes count too: it updates a thread's rseq area
+ *     (in its TLS page) whenever it returns to user space on another CPU,
+ *     so the server unregisters it before serving and each child
+ *     registers it again, as glibc did at the program's start.
+ *  8. What a child will surely write it gets in one call, not a fault per
+ *     page: the heap's last HEAP_POPULATE bytes and the main stack's
+ *     STACK_POPULATE below the frame it resumes (MADV_POPULATE_WRITE; the
+ *     server dropped its own pages of that stack range, so they are fresh,
+ *     not copies).  Only page tables change, no byte an attempt reads.
+ *
+ *   serve_enter() --swapcontext--> serve_loop() on its stack: recv, parse,
+ *        ^                           clone(child_main) --+--> reply, release
+ *        +------ setcontext(&main_ctx) -- child_main() <-+    (next request)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,11 +53,15 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../harness/inject_seccomp.h"
@@ -46,24 +72,27 @@ extern char **environ;
 
 /* The child's end of the failpoint channel, as in the exec path. */
 #define CHILD_FP_FD 3
-
-static pid_t server_pid; /* in a child: the server that cloned it */
-/* The dispositions the program started with (default, as the harness
- * execs it; a sanitizer runtime's own handlers in sanitized builds): what
- * an exec'd attempt would start main() with. */
-static struct sigaction initial_actions[32];
-/* in a child: its argv, for as long as it lives (volatile: kept, so leak
- * checkers see it referenced) */
-static char **volatile child_argv;
-
-pid_t fork_server_pid(void)
-{
-	return server_pid;
-}
+/* The serve loop's own stack (not inherited; sanitized frames are big). */
+#define LOOP_STACK_SIZE (256 * 1024)
+/* The stack a child sets itself up on, before it resumes the main
+ * stack (sanitized frames are big).  Its top is just past a page
+ * boundary: what clone() stores there shares the page with the request,
+ * the child's frames go below (hand_empty()). */
+#define CHILD_STACK_SIZE (64 * 1024 + 64)
+/* What a child populates (invariant 8): an attempt of `fencecert route`
+ * writes about 40 kB of stack and the whole of the server's heap (132 kB)
+ * before it grows its own. */
+#define STACK_POPULATE (48 * 1024)
+#define HEAP_POPULATE (256 * 1024)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+#define MAX_ARGC 4096
+#define MAX_ENVC 65536
 
 struct request {
 	int argc;
-	char **argv;           /* point into the message buffer */
+	char **argv;           /* in the hand-over area */
 	char **env;
 	const char *cwd;       /* NULL: inherit */
 	bool fp;
@@ -73,14 +102,84 @@ struct request {
 	int nfds;
 };
 
-static void request_release(struct request *rq)
+/*
+ * The hand-over area: the clone's first stack frames, then one request,
+ * its message and what the parse builds from it (argv, environment, the
+ * aligned filter) bump-allocated after the message, so a request with a
+ * few kB of environment is the one page the server writes.  Mapped once,
+ * inherited by each child (which starts on stack[] and reads its request
+ * here), emptied by the server after each clone (invariant 7).
+ */
+struct hand {
+	_Alignas(16) char stack[CHILD_STACK_SIZE];
+	struct request rq;
+	size_t len, used;      /* of buf: the message, then handed out */
+	_Alignas(16) char buf[2 * FORK_SERVER_MSG_MAX +
+			      (MAX_ARGC + MAX_ENVC + 2) * sizeof(char *)];
+};
+
+/* Set before the loop starts, read-only while it serves (invariant 7). */
+static struct {
+	int sock;
+	pid_t harness, self;
+	struct hand *hand;
+	/* the dispositions the program started with (default, as the
+	 * harness execs it; a sanitizer runtime's own handlers in sanitized
+	 * builds): what an exec'd attempt would start main() with */
+	struct sigaction initial_actions[32];
+	/* signals whose disposition warm_up changed: a child resets these */
+	int changed[32];
+	int nchanged;
+	ucontext_t main_ctx, loop_ctx;
+	uintptr_t main_sp;     /* below serve_enter()'s frame, page-aligned */
+	uintptr_t stack_lo;    /* the main stack's lowest address (0: unknown) */
+	uintptr_t heap_lo;     /* the brk heap's (0: none) */
+	bool rseq_off;         /* the server unregistered glibc's rseq area */
+} srv;
+
+static pid_t server_pid; /* in a child: the server that cloned it */
+/* in a child: its request, and its argv for as long as it lives (volatile:
+ * kept, so leak checkers see it referenced) */
+static struct request *child_rq;
+static char **volatile child_argv;
+
+pid_t fork_server_pid(void)
+{
+	return server_pid;
+}
+
+/* Close the request's fds (writes nothing: the page is the child's too). */
+static void request_release(const struct request *rq)
 {
 	for (int i = 0; i < rq->nfds; i++)
 		close(rq->fds[i]);
-	free(rq->argv);
-	free(rq->env);
-	free(rq->bpf);
-	memset(rq, 0, sizeof(*rq));
+}
+
+/* n bytes of the hand-over area, 16-aligned; NULL when it is full. */
+static void *hand_alloc(struct hand *h, size_t n)
+{
+	size_t at = (h->used + 15) & ~(size_t)15;
+
+	if (n > sizeof(h->buf) - at)
+		return NULL;
+	h->used = at + n;
+	return h->buf + at;
+}
+
+/* Give the pages the server wrote back: the child has its copy.  They
+ * start with the 16 bytes clone() stored below the stack's top. */
+static void hand_empty(struct hand *h)
+{
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t from = (uintptr_t)(h->stack + sizeof(h->stack) - 16) &
+			 ~(page - 1);
+	size_t n = h->used > h->len ? h->used : h->len;
+	uintptr_t to = (uintptr_t)(h->buf + n);
+
+	to = (to + page - 1) & ~(page - 1);
+	if (madvise((void *)from, to - from, MADV_DONTNEED) < 0) {
+		/* the pages stay; the next request writes them again */
+	}
 }
 
 /* The next NUL-terminated field at *pos, or NULL past the end. */
@@ -94,40 +193,48 @@ static char *field(char **pos, char *end)
 	return s;
 }
 
+/* A decimal count in [0, max]; no strtol(): it writes errno, a page
+ * the children share (invariant 7). */
 static bool count_field(char **pos, char *end, long max, long *out)
 {
-	char *s = field(pos, end), *e;
+	const char *s = field(pos, end);
+	long v = 0;
 
 	if (!s || !*s)
 		return false;
-	errno = 0;
-	*out = strtol(s, &e, 10);
-	return !errno && !*e && *out >= 0 && *out <= max;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (max - (*s - '0')) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
 }
 
-static char **str_list(char **pos, char *end, long n)
+static char **str_list(struct hand *h, char **pos, char *end, long n)
 {
-	char **v = calloc((size_t)n + 1, sizeof(*v));
+	char **v = hand_alloc(h, ((size_t)n + 1) * sizeof(*v));
 
-	for (long i = 0; v && i < n; i++) {
-		if (!(v[i] = field(pos, end))) {
-			free(v);
+	for (long i = 0; v && i < n; i++)
+		if (!(v[i] = field(pos, end)))
 			return NULL;
-		}
-	}
+	if (v)
+		v[n] = NULL;
 	return v;
 }
 
-/* Parse msg[0..len) into rq (fds already in rq); false if malformed. */
-static bool request_parse(char *msg, size_t len, struct request *rq)
+/* Parse the message h->buf[0..h->len) into h->rq (fds already there);
+ * false if malformed. */
+static bool request_parse(struct hand *h)
 {
-	char *pos = msg, *end = msg + len, *tag, *cwd;
+	struct request *rq = &h->rq;
+	char *pos = h->buf, *end = h->buf + h->len, *tag, *cwd;
 	long argc, envc, fp, bpf;
 
 	tag = field(&pos, end);
 	if (!tag || strcmp(tag, "spawn") != 0 ||
-	    !count_field(&pos, end, 4096, &argc) || argc < 1 ||
-	    !count_field(&pos, end, 65536, &envc) ||
+	    !count_field(&pos, end, MAX_ARGC, &argc) || argc < 1 ||
+	    !count_field(&pos, end, MAX_ENVC, &envc) ||
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
 	    !count_field(&pos, end, FORK_SERVER_MSG_MAX, &bpf) ||
 	    bpf % (long)sizeof(struct sock_filter))
@@ -135,13 +242,13 @@ static bool request_parse(char *msg, size_t len, struct request *rq)
 	rq->argc = (int)argc;
 	rq->cwd = *cwd ? cwd : NULL;
 	rq->fp = fp;
-	if (!(rq->argv = str_list(&pos, end, argc)) ||
-	    !(rq->env = str_list(&pos, end, envc)) ||
+	if (!(rq->argv = str_list(h, &pos, end, argc)) ||
+	    !(rq->env = str_list(h, &pos, end, envc)) ||
 	    end - pos != bpf || rq->nfds != 4 + (int)fp + (bpf > 0))
 		return false;
 	rq->bpf_len = (size_t)bpf / sizeof(struct sock_filter);
 	if (bpf) {
-		rq->bpf = malloc((size_t)bpf); /* aligned for the kernel */
+		rq->bpf = hand_alloc(h, (size_t)bpf); /* aligned for the kernel */
 		if (!rq->bpf)
 			return false;
 		memcpy(rq->bpf, pos, (size_t)bpf);
@@ -149,27 +256,30 @@ static bool request_parse(char *msg, size_t len, struct request *rq)
 	return true;
 }
 
-/* Receive one request; 0 on EOF, -1 on a socket error, 1 with rq filled
- * (rq->argv NULL when it was malformed). */
-static int request_recv(int sock, char *msg, struct request *rq)
+/* Receive one request into h; 0 on EOF, -1 on a socket error, 1 with
+ * h->rq filled (argv NULL when it was malformed). */
+static int request_recv(int sock, struct hand *h)
 {
+	struct request *rq = &h->rq;
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
 		struct cmsghdr align;
 	} ctl;
-	struct iovec iov = { .iov_base = msg, .iov_len = FORK_SERVER_MSG_MAX };
+	struct iovec iov = { .iov_base = h->buf, .iov_len = FORK_SERVER_MSG_MAX };
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
 	ssize_t n;
 
-	memset(rq, 0, sizeof(*rq));
+	*rq = (struct request){ 0 };
+	h->len = h->used = 0;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? 0 : -1;
+	h->len = h->used = (size_t)n;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
 	     cm = CMSG_NXTHDR(&mh, cm)) {
 		size_t k;
@@ -188,11 +298,44 @@ static int request_recv(int sock, char *msg, struct request *rq)
 		}
 	}
 	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    !request_parse(msg, (size_t)n, rq)) {
-		free(rq->argv);
+	    !request_parse(h))
 		rq->argv = NULL;
-	}
 	return 1;
+}
+
+int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
+		     int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (nfds < 0 || nfds > FORK_SERVER_FDS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0 && (size_t)n != len)
+		errno = EMSGSIZE;
+	return n >= 0 && (size_t)n == len ? 0 : -1;
 }
 
 static void reply(int sock, const char *fmt, long v)
@@ -223,24 +366,24 @@ static int load_filter(const struct request *rq, int sock)
 }
 
 /* The child's side of one request (the steps of child_exec() in
- * harness/supervise_spawn.c); _exits 127 when a step fails. */
-static void child_setup(const struct request *rq, pid_t harness)
+ * harness/supervise_spawn.c); _exits 127 when a step fails.  The signal
+ * mask is emptied by the setcontext() that follows (main_ctx's). */
+static void child_setup(const struct request *rq)
 {
 	int in = rq->fds[0], out = rq->fds[1], err = rq->fds[2];
 	int report = rq->fds[3], fp = rq->fp ? rq->fds[4] : -1;
 	int secsock = rq->bpf ? rq->fds[4 + rq->fp] : -1;
-	sigset_t none;
 	int e;
 
 	setpgid(0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    getppid() != harness)
+	    getppid() != srv.harness)
 		_exit(127);
-	for (int s = 1; s < 32; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			sigaction(s, &initial_actions[s], NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* the clone has the server's dispositions: the initial ones but for
+	 * what warm_up changed */
+	for (int i = 0; i < srv.nchanged; i++)
+		sigaction(srv.changed[i], &srv.initial_actions[srv.changed[i]],
+			  NULL);
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		goto fail;
 	if (fp >= 0 && dup2(fp, CHILD_FP_FD) < 0)
@@ -305,14 +448,170 @@ static bool fds_high(struct request *rq)
 	return true;
 }
 
+/* Populate [hi - len, hi) of page-aligned hi, not below floor (0: the
+ * range is unknown, nothing is done). */
+static void populate_range(uintptr_t floor, uintptr_t hi, size_t len)
+{
+	uintptr_t lo = hi > floor + len ? hi - len : floor;
+
+	if (floor && lo < hi && madvise((void *)lo, hi - lo,
+					MADV_POPULATE_WRITE) < 0) {
+		/* an older kernel: the pages fault in one by one */
+	}
+}
+
+/* In a child: map what it will surely write in two calls (invariant 8). */
+static void populate(void)
+{
+	uintptr_t page = (uintptr_t)getpagesize();
+	uintptr_t brk_now = ((uintptr_t)sbrk(0) + page - 1) & ~(page - 1);
+
+	populate_range(srv.heap_lo, brk_now, HEAP_POPULATE);
+	populate_range(srv.stack_lo, srv.main_sp + page, STACK_POPULATE);
+}
+
+/* glibc's registration of the thread's rseq area: the same arguments
+ * unregister it in the server and register it in a child (invariant 7). */
+static long rseq_call(int flags)
+{
+	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+
+	return syscall(SYS_rseq, (char *)__builtin_thread_pointer() +
+		       __rseq_offset, len, flags, RSEQ_SIG);
+}
+
+/* A clone's first function, on the hand-over area's stack: set up, then
+ * resume serve_enter()'s frame on the main stack (invariant 7). */
+static int child_main(void *arg)
+{
+	child_setup(arg);
+	child_rq = arg;
+	if (srv.rseq_off && rseq_call(0) < 0) {
+		/* sched_getcpu() asks the kernel, as without rseq */
+	}
+	populate();
+	setcontext(&srv.main_ctx);
+	_exit(127); /* not reached */
+}
+
+/* The server's loop, on its own stack; exits, never returns. */
+static void serve_loop(void)
+{
+	struct hand *h = srv.hand;
+
+	/* a child's setcontext() sets its mask: empty, as the harness starts
+	 * an exec'd attempt (written once, before the first clone) */
+	sigemptyset(&srv.main_ctx.uc_sigmask);
+	srv.rseq_off = __rseq_size > 0 && rseq_call(RSEQ_FLAG_UNREGISTER) == 0;
+	/* the main stack below the frame children resume: the server is done
+	 * with it, the children get fresh pages there, not copies */
+	if (srv.stack_lo && srv.main_sp - getpagesize() > srv.stack_lo &&
+	    madvise((void *)srv.stack_lo, srv.main_sp - getpagesize() -
+		    srv.stack_lo, MADV_DONTNEED) < 0) {
+		/* they stay, and are copied */
+	}
+	for (;;) {
+		struct request *rq = &h->rq;
+		int r = request_recv(srv.sock, h);
+		pid_t pid;
+
+		if (r <= 0)
+			exit(r == 0 ? 0 : 1);
+		if (!rq->argv || !fds_high(rq)) {
+			reply(srv.sock, "error %ld", EPROTO);
+		} else {
+			/* fork(), but the child's parent is the harness
+			 * (invariant 2) */
+			pid = clone(child_main, h->stack + sizeof(h->stack),
+				    CLONE_PARENT | SIGCHLD, rq);
+			if (pid < 0)
+				reply(srv.sock, "error %ld", errno);
+			else
+				reply(srv.sock, "pid %ld", pid);
+		}
+		request_release(rq);
+		hand_empty(h);
+	}
+}
+
+/* Leave the main stack for the loop's; returns only in a child, which
+ * resumes this frame (not inlined: the frame is small, and below it the
+ * main stack is free). */
+static __attribute__((noinline)) void serve_enter(void)
+{
+	srv.main_sp = ((uintptr_t)__builtin_frame_address(0) - 1024) &
+		      ~((uintptr_t)getpagesize() - 1);
+	if (swapcontext(&srv.main_ctx, &srv.loop_ctx) < 0)
+		exit(1);
+}
+
+/* The lowest addresses of the main stack and the brk heap, from
+ * /proc/self/maps (0 when it cannot be read: nothing is populated). */
+static void find_stack_heap(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (strstr(line, " [stack]"))
+			srv.stack_lo = lo;
+		else if (strstr(line, " [heap]"))
+			srv.heap_lo = lo;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Map the loop's stack (not inherited) and the hand-over area (inherited,
+ * read by each child); set the contexts up.  false: it cannot serve. */
+static bool serve_prepare(void)
+{
+	size_t page = (size_t)getpagesize();
+	int prot = PROT_READ | PROT_WRITE;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	char *stack = mmap(NULL, LOOP_STACK_SIZE + page, prot,
+			   flags | MAP_STACK, -1, 0);
+	void *hand = mmap(NULL, sizeof(struct hand), prot, flags, -1, 0);
+
+	if (stack == MAP_FAILED || hand == MAP_FAILED ||
+	    mprotect(stack, page, PROT_NONE) < 0 || /* guard */
+	    madvise(stack, LOOP_STACK_SIZE + page, MADV_DONTFORK) < 0 ||
+	    getcontext(&srv.loop_ctx) < 0)
+		return false;
+	srv.hand = hand;
+	find_stack_heap();
+	srv.loop_ctx.uc_stack.ss_sp = stack + page;
+	srv.loop_ctx.uc_stack.ss_size = LOOP_STACK_SIZE;
+	srv.loop_ctx.uc_link = NULL;
+	makecontext(&srv.loop_ctx, serve_loop, 0);
+	return true;
+}
+
+/* The signals whose disposition differs from the initial one now. */
+static void note_changed_signals(void)
+{
+	srv.nchanged = 0;
+	for (int s = 1; s < 32; s++) {
+		struct sigaction now, *was = &srv.initial_actions[s];
+
+		memset(&now, 0, sizeof(now));
+		if (s == SIGKILL || s == SIGSTOP || sigaction(s, NULL, &now) < 0)
+			continue;
+		if (now.sa_handler != was->sa_handler ||
+		    now.sa_flags != was->sa_flags ||
+		    memcmp(&now.sa_mask, &was->sa_mask, sizeof(now.sa_mask)))
+			srv.changed[srv.nchanged++] = s;
+	}
+}
+
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 {
-	static char msg[FORK_SERVER_MSG_MAX];
 	const char *v = getenv(FORK_SERVER_ENV);
-	pid_t harness = getppid(), self = getpid();
 	char *end;
 	long fdl;
-	int sock;
 
 	if (!v || !*v)
 		return 0;
@@ -324,47 +623,30 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 			"descriptor\n", FORK_SERVER_ENV, v);
 		exit(64);
 	}
-	sock = (int)fdl;
+	srv.sock = (int)fdl;
+	srv.harness = getppid();
+	srv.self = getpid();
+	memset(srv.initial_actions, 0, sizeof(srv.initial_actions));
 	for (int s = 1; s < 32; s++)
-		sigaction(s, NULL, &initial_actions[s]);
-	fcntl(sock, F_SETFD, FD_CLOEXEC);
+		sigaction(s, NULL, &srv.initial_actions[s]);
+	fcntl(srv.sock, F_SETFD, FD_CLOEXEC);
 	if (warm_up)
 		warm_up();
+	note_changed_signals();
+	if (!serve_prepare())
+		exit(1);
 	fflush(NULL);
-	if (send(sock, FORK_SERVER_HELLO, strlen(FORK_SERVER_HELLO),
+	if (send(srv.sock, FORK_SERVER_HELLO, strlen(FORK_SERVER_HELLO),
 		 MSG_NOSIGNAL) < 0)
 		exit(1);
-	for (;;) {
-		struct request rq;
-		int r = request_recv(sock, msg, &rq);
-		pid_t pid;
-
-		if (r <= 0)
-			exit(r == 0 ? 0 : 1);
-		if (!rq.argv || !fds_high(&rq)) {
-			reply(sock, "error %ld", EPROTO);
-			request_release(&rq);
-			continue;
-		}
-		/* fork(), but the child's parent is the harness (invariant 2) */
-		pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL,
-				     NULL, NULL, NULL);
-		if (pid == 0) {
-			child_setup(&rq, harness);
-			free(rq.bpf); /* loaded; argv and env stay */
+	serve_enter();
+	/* in a child, set up (child_main) */
 #ifndef SANITIZED_BUILD
-			on_exit(child_exit, NULL);
+	on_exit(child_exit, NULL);
 #endif
-			server_pid = self;
-			child_argv = rq.argv;
-			*argc = rq.argc;
-			*argv = child_argv;
-			return 0;
-		}
-		if (pid < 0)
-			reply(sock, "error %ld", errno);
-		else
-			reply(sock, "pid %ld", pid);
-		request_release(&rq);
-	}
+	server_pid = srv.self;
+	child_argv = child_rq->argv;
+	*argc = child_rq->argc;
+	*argv = child_argv;
+	return 0;
 }

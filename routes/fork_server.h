@@ -32,6 +32,7 @@
 #ifndef FENCECERT_FORK_SERVER_H
 #define FENCECERT_FORK_SERVER_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #define FORK_SERVER_ENV "FENCECERT_FORK_SERVER_FD"
@@ -52,6 +53,15 @@
  * the process) and environ by the request's environment.
  */
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void));
+
+/*
+ * Send one record of the protocol: msg[0..len) with nfds descriptors
+ * (SCM_RIGHTS; none when nfds is 0, at most FORK_SERVER_FDS_MAX).  0 when
+ * the whole record was sent, -1 (errno) otherwise.  The harness's side
+ * (harness/supervise_forksrv.c) sends requests with it.
+ */
+int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
+		     int nfds);
 
 /* In a spawned child: the pid of the server that cloned it; 0 in a
  * process that was exec'd. */
