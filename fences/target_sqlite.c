@@ -19,8 +19,9 @@
  *     read, the recovery any next connection performs.
  *  2. Every call reads what the file holds now: it stats the path first and
  *     reopens when the path names another file (or closes when it names
- *     none: no rows), and it resets each statement before it returns, so no
- *     read transaction outlives a call.  Between calls a connection to a
+ *     none: no rows), and it resets each statement and ends the one read
+ *     transaction its statements share before it returns, so no read
+ *     transaction outlives a call.  Between calls a connection to a
  *     WAL database keeps only what any idle WAL connection keeps (a shared
  *     lock on the file, its mapping of the -shm): writers are not blocked,
  *     but the route's own close no longer finds itself last, so it leaves
@@ -54,6 +55,7 @@ struct target_sqlite {
 	dev_t dev;              /* the file db was opened on */
 	ino_t ino;
 	sqlite3_stmt *has;      /* is there a table or view named ?1 */
+	sqlite3_stmt *begin, *commit; /* one read transaction per call */
 	struct keyed rows;      /* the rows of the table named by its key */
 	sqlite3_stmt *fences[4]; /* by HAS_FENCE | HAS_EPOCH */
 	struct keyed sql;       /* observe.sql, its text as the key */
@@ -62,12 +64,14 @@ struct target_sqlite {
 static void drop(struct target_sqlite *t)
 {
 	sqlite3_finalize(t->has);
+	sqlite3_finalize(t->begin);
+	sqlite3_finalize(t->commit);
 	sqlite3_finalize(t->rows.st);
 	for (size_t i = 0; i < sizeof(t->fences) / sizeof(t->fences[0]); i++)
 		sqlite3_finalize(t->fences[i]);
 	sqlite3_finalize(t->sql.st);
 	sqlite3_close_v2(t->db);
-	t->has = t->rows.st = t->sql.st = NULL;
+	t->has = t->begin = t->commit = t->rows.st = t->sql.st = NULL;
 	memset(t->fences, 0, sizeof(t->fences));
 	t->db = NULL;
 }
@@ -157,6 +161,40 @@ static int prepare_keyed(struct target_sqlite *t, struct keyed *k,
 	return prepare(t, &k->st, sql);
 }
 
+/* The reads of one call (the schema, then the rows or fences) share one
+ * read transaction: one shared lock and one look at the WAL index instead
+ * of one per statement, and one snapshot for all of them.  end_read()
+ * finishes it before the call returns (invariant 2); rc passes through. */
+static int begin_read(struct target_sqlite *t, char *err, size_t errlen)
+{
+	if (prepare(t, &t->begin, "BEGIN") || sqlite3_step(t->begin) != SQLITE_DONE) {
+		if (t->begin)
+			sqlite3_reset(t->begin);
+		return fail(t, "begin a read", err, errlen);
+	}
+	sqlite3_reset(t->begin);
+	return 0;
+}
+
+static int end_read(struct target_sqlite *t, int rc, char *err, size_t errlen)
+{
+	int step;
+
+	if (!t->db) /* dropped after an error: nothing is open */
+		return rc;
+	if (prepare(t, &t->commit, "COMMIT")) {
+		step = SQLITE_ERROR;
+	} else {
+		step = sqlite3_step(t->commit);
+		sqlite3_reset(t->commit);
+	}
+	if (step != SQLITE_DONE && !rc)
+		return fail(t, "end a read", err, errlen);
+	if (step != SQLITE_DONE)
+		drop(t);
+	return rc;
+}
+
 static int has_table(struct target_sqlite *t, const char *name, int *has,
 		     char *err, size_t errlen)
 {
@@ -215,17 +253,19 @@ int target_sqlite__rows(struct target_sqlite *t, const char *table,
 	char sql[256];
 	int has, rc;
 
-	if ((rc = attach(t, err, errlen)) || !t->db)
+	if ((rc = attach(t, err, errlen)) || !t->db ||
+	    (rc = begin_read(t, err, errlen)))
 		return rc;
 	if ((rc = has_table(t, table, &has, err, errlen)) || !has)
-		return rc;
+		return end_read(t, rc, err, errlen);
 	snprintf(sql, sizeof(sql), "SELECT row_key, operation_id, count(*) "
 		 "FROM main.\"%s\" GROUP BY row_key, operation_id "
 		 "ORDER BY row_key, operation_id", table);
 	if (prepare_keyed(t, &t->rows, table, sql))
 		return fail(t, "read the rows", err, errlen);
-	return walk(t, t->rows.st, &(struct sink){ .each = each_row, .row = fn,
-		    .ctx = ctx }, "read the rows", err, errlen);
+	rc = walk(t, t->rows.st, &(struct sink){ .each = each_row, .row = fn,
+		  .ctx = ctx }, "read the rows", err, errlen);
+	return end_read(t, rc, err, errlen);
 }
 
 static const char applied_part[] =
@@ -255,14 +295,15 @@ int target_sqlite__fences(struct target_sqlite *t, target_fence_fn fn,
 	char sql[768];
 	int has_fence, has_epoch, which, rc;
 
-	if ((rc = attach(t, err, errlen)) || !t->db)
+	if ((rc = attach(t, err, errlen)) || !t->db ||
+	    (rc = begin_read(t, err, errlen)))
 		return rc;
 	if ((rc = has_table(t, "fencecert_fence", &has_fence, err, errlen)) ||
 	    (rc = has_table(t, "fencecert_epoch", &has_epoch, err, errlen)))
-		return rc;
+		return end_read(t, rc, err, errlen);
 	which = (has_fence ? HAS_FENCE : 0) | (has_epoch ? HAS_EPOCH : 0);
 	if (!which)
-		return 0;
+		return end_read(t, 0, err, errlen);
 	/* Both sides, so a fence row without an epoch row (or the reverse)
 	 * still shows: the observer does not assume the fence kept its own
 	 * invariants. */
@@ -274,8 +315,9 @@ int target_sqlite__fences(struct target_sqlite *t, target_fence_fn fn,
 		 has_epoch ? prepared_part : "");
 	if (prepare(t, &t->fences[which], sql))
 		return fail(t, "read the fences", err, errlen);
-	return walk(t, t->fences[which], &(struct sink){ .each = each_fence,
-		    .fence = fn, .ctx = ctx }, "read the fences", err, errlen);
+	rc = walk(t, t->fences[which], &(struct sink){ .each = each_fence,
+		  .fence = fn, .ctx = ctx }, "read the fences", err, errlen);
+	return end_read(t, rc, err, errlen);
 }
 
 static int each_sql_row(sqlite3_stmt *st, const struct sink *to)

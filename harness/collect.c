@@ -4,15 +4,19 @@
  * XCom files with jansson.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "../journal/journal.h"
 #include "collect.h"
+
+#define RETURN_MAX (1024 * 1024) /* bytes of a return.json we read */
 
 static void all_ops(struct rec_schedule *r, int status)
 {
@@ -66,12 +70,52 @@ static void copy_str(char *dst, size_t len, json_t *v)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
-static void parse_return(struct rec_evidence *ev, const char *path)
+/* The whole of the file open as fd (which this closes), NUL-terminated
+ * in a heap buffer, or NULL (unreadable, or more than RETURN_MAX bytes:
+ * no route writes such a return.json). */
+static char *read_all(int fd, size_t *len)
+{
+	size_t cap = 4096;
+	char *buf = malloc(cap), *nb;
+
+	*len = 0;
+	while (buf) {
+		ssize_t r = read(fd, buf + *len, cap - *len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (r == 0) {
+			buf[*len] = '\0';
+			break;
+		}
+		*len += (size_t)r;
+		if (*len + 1 == cap) {
+			nb = cap < RETURN_MAX ? realloc(buf, cap * 2) : NULL;
+			if (!nb)
+				free(buf);
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	return buf;
+}
+
+/* Parse the return.json open as fd (which this closes): one read() for a
+ * small file (json_loadfd() would read it byte by byte). */
+static void parse_return(struct rec_evidence *ev, int fd)
 {
 	json_error_t jerr;
-	json_t *o = json_load_file(path, 0, &jerr);
+	size_t len;
+	char *text = read_all(fd, &len);
+	json_t *o = text ? json_loadb(text, len, 0, &jerr) : NULL;
 	json_t *rows;
 
+	free(text);
 	ev->valid = json_is_object(o);
 	ev->rows_written = -1;
 	if (ev->valid) {
@@ -96,19 +140,22 @@ int collect_evidence(struct rec_schedule *r, const char *dir, int tries)
 		for (int k = 1; k <= tries; k++) {
 			struct rec_evidence *ev;
 			char path[4096];
-			struct stat sb;
+			int fd;
 
 			snprintf(path, sizeof(path), "%s/op%d/xcom/try-%d/return.json",
 				 dir, op->index, k);
-			if (stat(path, &sb) != 0)
+			/* the open is the existence check (no stat first) */
+			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 				continue;
 			ev = RECORD_PUSH(op->evidence, op->nevidence);
-			if (!ev)
+			if (!ev) {
+				close(fd);
 				return FC_NOMEM;
+			}
 			ev->try_number = k;
 			snprintf(ev->path, sizeof(ev->path), "op%d/xcom/try-%d/"
 				 "return.json", op->index, k);
-			parse_return(ev, path);
+			parse_return(ev, fd);
 		}
 	}
 	return 0;

@@ -17,7 +17,9 @@
 /* Fill ops[].entry/history/journal_status from the journal at url. */
 void collect_journal(struct rec_schedule *r, const char *url);
 
-/* Fill ops[].evidence from DIR/op<i>/xcom/try-<k>/return.json, k <= tries.
+/* Fill ops[].evidence from DIR/op<i>/xcom/try-<k>/return.json, k <= tries
+ * (a file that cannot be opened is no evidence; one that is not a JSON
+ * object, or is over 1 MiB, is evidence that is not valid).
  * Returns 0 or FC_NOMEM. */
 int collect_evidence(struct rec_schedule *r, const char *dir, int tries)
 	FC_MUST_CHECK;

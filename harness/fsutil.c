@@ -1,5 +1,6 @@
 /*
- * fsutil.c -- mkdir -p and rm -rf for schedule directories (fsutil.h).
+ * fsutil.c -- mkdir -p, rm -rf and whole writes for schedule directories
+ * (fsutil.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -59,42 +60,56 @@ static int remove_one(const char *path, const struct stat *sb, int flag,
 	return 0;
 }
 
+/* The header of one entry getdents64() returns (linux_dirent64). */
+struct dent64 {
+	unsigned long long ino;
+	long long off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
 /* Empty the directory open as dfd (which this closes), depth first,
- * without a stat per entry: readdir's d_type says what each one is, and
- * where it cannot (DT_UNKNOWN) unlink is tried first.  Symbolic links are
- * removed, never followed.  -1 on any failure: fs_remove_tree() then hands
- * what is left to nftw(), which needs no file descriptor per level. */
+ * without a stat per entry: each entry's type says what it is, and where
+ * it cannot (DT_UNKNOWN) unlink is tried first.  Symbolic links are
+ * removed, never followed.  The entries come from getdents64() itself, not
+ * readdir(): fdopendir() would fstat and fcntl each directory first, three
+ * system calls per level of every schedule directory.  -1 on any failure:
+ * fs_remove_tree() then hands what is left to nftw(), which needs no file
+ * descriptor per level. */
 static int empty_fd(int dfd, int depth)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *e;
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t len;
 	int rc = 0;
 
-	if (!d) {
-		close(dfd);
-		return -1;
-	}
-	while (!rc && (e = readdir(d))) {
-		const char *n = e->d_name;
-		int sub;
+	while (!rc && (len = getdents64(dfd, buf, sizeof(buf))) > 0) {
+		for (ssize_t at = 0; !rc && at < len;) {
+			const struct dent64 *e = (const void *)(buf + at);
+			const char *n = e->name;
+			int sub;
 
-		if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
-			continue;
-		if (e->d_type != DT_DIR &&
-		    (unlinkat(dirfd(d), n, 0) == 0 || errno == ENOENT))
-			continue;
-		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN &&
-		     errno != EISDIR) || depth >= FS_REMOVE_FAST_DEPTH) {
-			rc = -1;
-			break;
+			at += e->reclen;
+			if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+				continue;
+			if (e->type != DT_DIR &&
+			    (unlinkat(dfd, n, 0) == 0 || errno == ENOENT))
+				continue;
+			if ((e->type != DT_DIR && e->type != DT_UNKNOWN &&
+			     errno != EISDIR) || depth >= FS_REMOVE_FAST_DEPTH) {
+				rc = -1;
+				break;
+			}
+			sub = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				     O_CLOEXEC);
+			if (sub < 0 || empty_fd(sub, depth + 1) < 0 ||
+			    (unlinkat(dfd, n, AT_REMOVEDIR) < 0 && errno != ENOENT))
+				rc = -1;
 		}
-		sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			     O_CLOEXEC);
-		if (sub < 0 || empty_fd(sub, depth + 1) < 0 ||
-		    (unlinkat(dirfd(d), n, AT_REMOVEDIR) < 0 && errno != ENOENT))
-			rc = -1;
 	}
-	closedir(d);
+	if (len < 0)
+		rc = -1;
+	close(dfd);
 	return rc;
 }
 
@@ -118,7 +133,33 @@ int fs_remove_tree(const char *path)
 
 int fs_empty_dir(const char *path)
 {
-	int rc = fs_remove_tree(path);
+	int rc;
 
+	/* the usual case, a fresh try's XCom dir: one mkdir() says it was
+	 * missing and is now there, empty */
+	if (mkdir(path, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return fs_mkdirs(path);
+	rc = fs_remove_tree(path);
 	return rc ? rc : fs_mkdirs(path);
+}
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = write(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return FC_IO;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
 }

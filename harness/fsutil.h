@@ -1,10 +1,12 @@
 /*
- * fsutil.h -- the few directory operations the harness needs: make a path,
- * empty or remove a tree.  Trees are walked without following symlinks, so
+ * fsutil.h -- the few file operations the harness needs: make a path,
+ * empty or remove a tree, write a buffer whole.  Trees are walked without following symlinks, so
  * a route cannot make the harness delete outside a schedule directory.
  */
 #ifndef FENCECERT_FSUTIL_H
 #define FENCECERT_FSUTIL_H
+
+#include <stddef.h>
 
 #include "../journal/error.h"
 
@@ -17,5 +19,9 @@ int fs_remove_tree(const char *path) FC_MUST_CHECK;
 
 /* Remove everything inside dir and leave it empty (created if missing). */
 int fs_empty_dir(const char *path) FC_MUST_CHECK;
+
+/* write() all len bytes of buf to fd, again after EINTR or a short write.
+ * FC_IO on failure (errno says why). */
+int fs_write_all(int fd, const void *buf, size_t len) FC_MUST_CHECK;
 
 #endif

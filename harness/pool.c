@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "pool.h"
 
 #define POOL_MAX_WORKERS 64
@@ -47,31 +48,26 @@ struct pool {
 	void *ctx;
 };
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t r = write(fd, buf, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return FC_IO;
-		buf += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
+/* One write() for the line and its newline: the reader wakes once per
+ * line, not once for the text and again for the "\n". */
 static int send_line(int fd, json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT);
+	char *s = json_dumps(v, JSON_COMPACT), *line;
+	size_t len;
 	int rc;
 
 	if (!s)
 		return FC_NOMEM;
-	rc = write_all(fd, s, strlen(s));
-	if (!rc)
-		rc = write_all(fd, "\n", 1);
-	free(s);
+	len = strlen(s);
+	line = realloc(s, len + 2);
+	if (!line) {
+		free(s);
+		return FC_NOMEM;
+	}
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	rc = fs_write_all(fd, line, len + 1);
+	free(line);
 	return rc;
 }
 

@@ -12,6 +12,9 @@
  *  2. The SIGCHLD handler only writes one byte to a non-blocking self-pipe;
  *     all reaping happens in pump() with waitpid(pid or -pgid, WNOHANG), never
  *     waitpid(-1), so other code in the process may run its own children.
+ *     A running process is waited for only after the self-pipe said some
+ *     child changed state (chld_pending): a wakeup for a failpoint line
+ *     costs no waitpid() per process.
  *  3. Each process's failpoint events are queued in the order read, and a
  *     process's queued HIT/PASS lines precede its EXIT event.
  *  4. Every fd the harness opens is close-on-exec; the only fd a child
@@ -85,6 +88,8 @@ int supervisor_new(supervisor **out, char *err, size_t errlen)
 		return FC_NOMEM;
 	}
 	sv->wd.fd = -1;
+	sv->null_fd = -1;
+	sv->chld_pending = true;
 	sv->forksrv_timeout_ms = FORKSRV_TIMEOUT_MS;
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "cannot create self-pipe: %s",
@@ -121,6 +126,8 @@ void supervisor_free(supervisor *sv)
 	sv__forksrv_stop_all(sv);
 	free(sv->queue);
 	watchdog_stop(&sv->wd);
+	if (sv->null_fd >= 0)
+		close(sv->null_fd);
 	sigaction(SIGCHLD, &sv->old_chld, NULL);
 	close(chld_pipe[0]);
 	close(chld_pipe[1]);
@@ -224,10 +231,11 @@ static int read_channel(sv_proc *p, long long now)
 		ssize_t r = read(p->fp_fd, p->line + p->linelen,
 				 sizeof(p->line) - p->linelen);
 		if (r > 0) {
+			size_t asked = sizeof(p->line) - p->linelen;
 			p->linelen += (size_t)r;
 			int rc = parse_lines(p, now);
-			if (rc)
-				return rc;
+			if (rc || (size_t)r < asked)
+				return rc; /* drained: poll says when more comes */
 			continue;
 		}
 		if (r == 0) {
@@ -342,13 +350,32 @@ static void record_end(sv_proc *p, int status, long long now)
 	kill(-p->pid, SIGKILL);
 }
 
+/* Read the SIGCHLD self-pipe empty; true when a child changed state since
+ * the last call (invariant 2: only then can waitpid() find anything). */
+static bool chld_drain(void)
+{
+	char buf[64];
+	ssize_t r;
+	bool any = false;
+
+	while ((r = read(chld_pipe[0], buf, sizeof(buf))) > 0) {
+		any = true;
+		if ((size_t)r < sizeof(buf))
+			break;
+	}
+	return any;
+}
+
 static int reap(supervisor *sv, long long now)
 {
+	bool chld = sv->chld_pending;
+
+	sv->chld_pending = false;
 	for (sv_proc *p = sv->procs; p; p = p->next) {
 		int status;
 		pid_t r;
 
-		if (p->st.end == SV_RUNNING) {
+		if (p->st.end == SV_RUNNING && chld) {
 			r = waitpid(p->pid, &status, WNOHANG);
 			if (r == p->pid) {
 				struct sv_event ev = { .kind = SV_EV_EXIT,
@@ -411,10 +438,14 @@ static int pump(supervisor *sv, long long deadline)
 	bool seccomp[64];
 	size_t n = 0;
 	long long now = supervisor_now_ms(), wake;
+	size_t queued = sv->qlen;
 	int timeout, rc;
 
+	/* return what reaping found; events queued before (supervisor_run()
+	 * leaves other processes' events for later) are no reason to skip
+	 * the poll, which is what learns of our own process's end */
 	rc = reap(sv, now);
-	if (rc || sv->qlen)
+	if (rc || sv->qlen > queued)
 		return rc;
 	enforce_deadlines(sv, now);
 	if (deadline >= 0 && now >= deadline)
@@ -453,11 +484,8 @@ static int pump(supervisor *sv, long long deadline)
 		return FC_IO;
 	}
 	now = supervisor_now_ms();
-	if (fds[0].revents) {
-		char buf[64];
-		while (read(chld_pipe[0], buf, sizeof(buf)) > 0)
-			;
-	}
+	if (fds[0].revents && chld_drain())
+		sv->chld_pending = true;
 	for (size_t i = 1; i < n; i++) {
 		if (!fds[i].revents)
 			continue;
@@ -485,6 +513,8 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
 			return 0;
 		}
 		if (deadline_ms >= 0 && supervisor_now_ms() >= deadline_ms) {
+			if (chld_drain())
+				sv->chld_pending = true;
 			rc = reap(sv, supervisor_now_ms());
 			if (rc)
 				return rc;

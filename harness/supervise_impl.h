@@ -85,6 +85,8 @@ struct supervisor {
 	struct sv_event *queue;
 	size_t qlen, qcap;
 	struct sigaction old_chld;
+	bool chld_pending;      /* SIGCHLD seen since the last reap() */
+	int null_fd;            /* /dev/null, every child's stdin; -1: not yet */
 };
 
 #endif

@@ -322,8 +322,8 @@ static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
 int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 	      sv_proc **out, char *err, size_t errlen)
 {
-	/* in, out, err, fp parent, fp child, report read, report write,
-	 * seccomp parent, seccomp child */
+	/* (in: sv->null_fd), out, err, fp parent, fp child, report read,
+	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	char fpvar[48];
 	struct child_plan cp;
@@ -342,10 +342,12 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
-	fds[0] = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	/* every child's stdin: one /dev/null the supervisor keeps open */
+	if (sv->null_fd < 0)
+		sv->null_fd = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	fds[1] = open_out(req->stdout_path);
 	fds[2] = open_out(req->stderr_path);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+	if (sv->null_fd < 0 || fds[1] < 0 || fds[2] < 0) {
 		snprintf(err, errlen, "cannot open output file '%s': %s",
 			 fds[1] < 0 ? req->stdout_path : req->stderr_path,
 			 strerror(errno));
@@ -395,7 +397,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 	}
 	cp = (struct child_plan){
 		.argv = req->argv, .cwd = req->cwd,
-		.in_fd = fds[0], .out_fd = fds[1], .err_fd = fds[2],
+		.in_fd = sv->null_fd, .out_fd = fds[1], .err_fd = fds[2],
 		.fp_fd = fds[4], .report_fd = fds[6], .parent = getpid(),
 		.seccomp = req->seccomp, .seccomp_sock = fds[8],
 	};

@@ -8,14 +8,18 @@
  *   2. The ids reported are computed exactly as a route computes them from
  *      the files (identity_digest over the workload's fields, the CSV's
  *      file digest as "source"), after the file is complete.
- *   3. Files appear whole: each is written to a temporary name and renamed,
- *      so a route never reads half a partition, and a failed
- *      change_source leaves the previous partition in place.
+ *   3. Files appear whole: workgen_generate() writes them in place before
+ *      any process of the schedule starts; change_source writes the new
+ *      partition to a temporary name and renames it, so a route never
+ *      reads half a partition, and a failed change_source leaves the
+ *      previous partition in place.
  *   4. Every payload carries its source version, so a changed source always
  *      has different bytes and a different intent_digest.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "fsutil.h"
 #include "workgen.h"
 
 /* The fixed parts of every operation's identity and intent. */
@@ -116,16 +121,19 @@ static void make_payload(char *buf, size_t size, unsigned shape, int version,
 	}
 }
 
-static int write_csv(const char *path, const struct workload_spec *spec,
-		     const struct workgen_op *op, int version)
+/* The bytes of op's partition at source version `version`, in a heap
+ * buffer (*buf, freed by the caller). */
+static int csv_bytes(const struct workload_spec *spec,
+		     const struct workgen_op *op, int version, char **buf,
+		     size_t *len)
 {
 	uint64_t st = stream_seed(spec->seed, op->index, version);
 	unsigned first_shape = (unsigned)(splitmix64(&st) % 5);
 	char payload[96];
-	FILE *f = fopen(path, "we");
+	FILE *f = open_memstream(buf, len);
 
 	if (!f)
-		return FC_IO;
+		return FC_NOMEM;
 	fputs("row_key,payload\n", f);
 	for (size_t j = 0; j < op->nrows; j++) {
 		make_payload(payload, sizeof(payload), first_shape + (unsigned)j,
@@ -137,9 +145,16 @@ static int write_csv(const char *path, const struct workload_spec *spec,
 	}
 	if (ferror(f)) {
 		fclose(f);
-		return FC_IO;
+		free(*buf);
+		*buf = NULL;
+		return FC_NOMEM;
 	}
-	return fclose(f) == 0 ? 0 : FC_IO;
+	if (fclose(f) != 0) {
+		free(*buf);
+		*buf = NULL;
+		return FC_NOMEM;
+	}
+	return 0;
 }
 
 static json_t *workload_json(const struct workload_spec *spec, int index)
@@ -185,71 +200,66 @@ static int digest_object(json_t *obj, const char *extra_name,
 	return identity_digest(fields, n, out, err, errlen);
 }
 
-static int write_file_json(const char *path, json_t *doc)
+/* Create (or truncate) path and write len bytes of buf into it: one
+ * open, one write, one close, no stdio buffer and its fstat. */
+static int write_bytes(const char *path, const char *buf, size_t len)
 {
-	FILE *f = fopen(path, "we");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	int rc;
 
-	if (!f)
+	if (fd < 0)
 		return FC_IO;
-	rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', f);
-	if (rc != 0 || ferror(f)) {
-		fclose(f);
-		return FC_IO;
-	}
-	return fclose(f) == 0 ? 0 : FC_IO;
-}
-
-/* Write content via a temporary name and rename it into place. */
-static int publish(const char *path, int (*write)(const char *, const void *),
-		   const void *arg)
-{
-	char tmp[4096];
-	int rc;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return FC_USAGE;
-	rc = write(tmp, arg);
-	if (rc == 0 && rename(tmp, path) != 0)
+	rc = fs_write_all(fd, buf, len);
+	if (close(fd) != 0 && !rc)
 		rc = FC_IO;
-	if (rc < 0)
-		unlink(tmp);
 	return rc;
 }
 
-struct csv_job {
-	const struct workload_spec *spec;
-	const struct workgen_op *op;
-	int version;
-};
-
-static int csv_writer(const char *path, const void *arg)
+/* Write path's content.  In a directory no process reads yet (the
+ * workload as generated) the file is written in place; otherwise
+ * (`whole`) through a temporary name renamed into place, so a reader
+ * never sees half of it and a failure leaves the old file (invariant 3).
+ * On failure errno says why and no file of ours is left. */
+static int publish(const char *path, const char *buf, size_t len, bool whole)
 {
-	const struct csv_job *job = arg;
+	char tmp[4096];
+	int rc, saved;
 
-	return write_csv(path, job->spec, job->op, job->version);
+	if (!whole) {
+		rc = write_bytes(path, buf, len);
+		if (rc < 0) {
+			saved = errno;
+			unlink(path);
+			errno = saved;
+		}
+		return rc;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return FC_USAGE;
+	}
+	rc = write_bytes(tmp, buf, len);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = FC_IO;
+	if (rc < 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+	}
+	return rc;
 }
 
-static int json_writer(const char *path, const void *arg)
-{
-	return write_file_json(path, (json_t *)arg);
-}
-
-/* Compute the intent_digest of op's current source into out. */
+/* Compute the intent_digest of op's source, whose file holds exactly the
+ * len bytes of csv (the digest a route takes of the file), into out. */
 static int intent_of(const struct workload_spec *spec, const struct workgen_op *op,
-		     const char *csv_path, char out[IDENTITY_DIGEST_LEN + 1],
-		     char *err, size_t errlen)
+		     const char *csv, size_t len,
+		     char out[IDENTITY_DIGEST_LEN + 1], char *err, size_t errlen)
 {
 	char source[IDENTITY_DIGEST_LEN + 1];
 	json_t *doc;
 	int rc;
 
-	if (identity_file_digest(csv_path, source) < 0) {
-		snprintf(err, errlen, "cannot read partition '%s': %s", csv_path,
-			 strerror(errno));
-		return FC_IO;
-	}
+	identity_buffer_digest(csv, len, source);
 	doc = workload_json(spec, op->index);
 	if (!doc) {
 		snprintf(err, errlen, "out of memory building a workload");
@@ -286,8 +296,9 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 {
 	struct workgen_op *op = &w->ops[i];
 	struct op_store *st = &w->store[i];
-	struct csv_job job = { &w->spec, op, 0 };
-	json_t *doc;
+	char *csv = NULL, *text = NULL;
+	size_t csvlen = 0, len;
+	json_t *doc = NULL;
 	int rc;
 
 	op->index = (int)i + 1;
@@ -300,32 +311,38 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 	}
 	op->workload_path = st->workload_path;
 	op->source_path = st->source_path;
-	if (make_keys(op, st) < 0) {
+	if (make_keys(op, st) < 0 || csv_bytes(&w->spec, op, 0, &csv, &csvlen) < 0 ||
+	    !(doc = workload_json(&w->spec, op->index)) ||
+	    !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		snprintf(err, errlen, "out of memory building a workload");
-		return FC_NOMEM;
+		rc = FC_NOMEM;
+		goto out;
 	}
-	if (publish(st->source_path, csv_writer, &job) < 0) {
+	if (publish(st->source_path, csv, csvlen, false) < 0) {
 		snprintf(err, errlen, "cannot write partition '%s': %s",
 			 st->source_path, strerror(errno));
-		return FC_IO;
+		rc = FC_IO;
+		goto out;
 	}
-	doc = workload_json(&w->spec, op->index);
-	if (!doc) {
-		snprintf(err, errlen, "out of memory building a workload");
-		return FC_NOMEM;
-	}
-	rc = publish(st->workload_path, json_writer, doc);
+	/* the file ends with a newline, written over the NUL's byte */
+	len = strlen(text);
+	text[len] = '\n';
+	rc = publish(st->workload_path, text, len + 1, false);
+	text[len] = '\0';
 	if (rc < 0)
 		snprintf(err, errlen, "cannot write workload '%s': %s",
 			 st->workload_path, strerror(errno));
 	else
 		rc = digest_object(json_object_get(doc, "identity"), NULL, NULL,
 				   op->operation_id, err, errlen);
+	if (rc == 0)
+		rc = intent_of(&w->spec, op, csv, csvlen, op->intent_digest,
+			       err, errlen);
+out:
 	json_decref(doc);
-	if (rc < 0)
-		return rc;
-	return intent_of(&w->spec, op, st->source_path, op->intent_digest, err,
-			 errlen);
+	free(text);
+	free(csv);
+	return rc;
 }
 
 static int check_spec(const struct workload_spec *spec, int operations,
@@ -412,37 +429,30 @@ int workgen_change_source(struct workgen *w, int index,
 			  size_t errlen)
 {
 	struct workgen_op *op;
-	struct csv_job job;
-	char tmp[4096], digest[IDENTITY_DIGEST_LEN + 1];
-	int rc;
+	char digest[IDENTITY_DIGEST_LEN + 1], *csv = NULL;
+	size_t len = 0;
+	int version, rc;
 
 	if (!w || index < 1 || (size_t)index > w->nops) {
 		snprintf(err, errlen, "no operation %d in this workload", index);
 		return FC_USAGE;
 	}
 	op = &w->ops[index - 1];
-	job = (struct csv_job){ &w->spec, op, op->source_version + 1 };
-	/* Digest the new file before it replaces the old one (invariant 3). */
-	if (snprintf(tmp, sizeof(tmp), "%s.new", op->source_path) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "partition path '%s' is too long", op->source_path);
-		return FC_USAGE;
+	version = op->source_version + 1;
+	if (csv_bytes(&w->spec, op, version, &csv, &len) < 0) {
+		snprintf(err, errlen, "out of memory building a partition");
+		return FC_NOMEM;
 	}
-	rc = write_csv(tmp, &w->spec, op, job.version);
-	if (rc < 0)
-		snprintf(err, errlen, "cannot write partition '%s': %s", tmp,
-			 strerror(errno));
-	else
-		rc = intent_of(&w->spec, op, tmp, digest, err, errlen);
-	if (rc == 0 && rename(tmp, op->source_path) != 0) {
+	/* Digest the new bytes before they replace the old file: a route of
+	 * this schedule may be reading it (invariant 3). */
+	rc = intent_of(&w->spec, op, csv, len, digest, err, errlen);
+	if (rc == 0 && (rc = publish(op->source_path, csv, len, true)) < 0)
 		snprintf(err, errlen, "cannot replace partition '%s': %s",
 			 op->source_path, strerror(errno));
-		rc = FC_IO;
-	}
-	if (rc < 0) {
-		unlink(tmp);
+	free(csv);
+	if (rc < 0)
 		return rc;
-	}
-	op->source_version = job.version;
+	op->source_version = version;
 	memcpy(op->intent_digest, digest, sizeof(digest));
 	memcpy(intent, digest, sizeof(digest));
 	return 0;

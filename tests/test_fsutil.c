@@ -142,6 +142,31 @@ static void test_remove_deep_tree(void **state)
 	assert_false(exists("deep"));
 }
 
+/* More entries than one getdents64() batch holds, in the directory and
+ * in subdirectories, while each batch's entries are being unlinked: all go
+ * (a walk that lost its place after the first batch would leave some). */
+static void test_remove_wide_tree(void **state)
+{
+	char rel[256];
+
+	(void)state;
+	mkdirs("wide/sub");
+	for (int i = 0; i < 400; i++) {
+		/* ~90-byte names: a 4 KiB batch holds ~40 of them */
+		snprintf(rel, sizeof(rel), "wide/entry-%03d-%s", i,
+			 "0123456789012345678901234567890123456789012345678901234567890123456789");
+		if (i % 50 == 0)
+			mkdirs(rel);
+		else
+			touch(rel);
+		snprintf(rel, sizeof(rel), "wide/sub/f-%03d-%s", i,
+			 "0123456789012345678901234567890123456789012345678901234567890123456789");
+		touch(rel);
+	}
+	assert_int_equal(remove_tree("wide"), 0);
+	assert_false(exists("wide"));
+}
+
 /* What cannot be removed is reported, never silently left. */
 static void test_remove_reports_failure(void **state)
 {
@@ -177,6 +202,23 @@ static void test_empty_dir(void **state)
 	path(p, sizeof(p), "new/x");
 	assert_int_equal(fs_empty_dir(p), 0);
 	assert_true(exists("new/x"));
+	/* missing, parent there (a fresh try's XCom dir) */
+	path(p, sizeof(p), "new/y");
+	assert_int_equal(fs_empty_dir(p), 0);
+	assert_true(exists("new/y"));
+	/* a plain file where the directory should be is replaced by one */
+	touch("new/z");
+	path(p, sizeof(p), "new/z");
+	assert_int_equal(fs_empty_dir(p), 0);
+	{
+		struct stat st;
+		assert_int_equal(lstat(p, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+	}
+	/* under a plain file nothing can be made */
+	path(p, sizeof(p), "new/z/../../e/g/h");
+	touch("e/g");
+	assert_int_equal(fs_empty_dir(p), FC_IO);
 }
 
 static void test_mkdirs(void **state)
@@ -205,6 +247,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remove_schedule_tree,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_deep_tree, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_remove_wide_tree, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_remove_reports_failure,
 						setup, teardown),

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,28 @@ static void test_csv_rows(void **state)
 	rm_tree(dir);
 }
 
+/* The names in dir, sorted and joined by spaces: what a route would see
+ * there (no temporary file may be left behind). */
+static void listing(const char *dir, char *out, size_t len)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	assert_true(n >= 0);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.') {
+			strncat(out, names[i]->d_name, len - strlen(out) - 1);
+			strncat(out, " ", len - strlen(out) - 1);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+static const char spec3_files[] = "partition-1.csv partition-2.csv "
+	"partition-3.csv workload-1.json workload-2.json workload-3.json ";
+
 static void test_change_source(void **state)
 {
 	char *dir = make_tmpdir(), *dir2 = make_tmpdir();
@@ -275,10 +298,25 @@ static void test_change_source(void **state)
 	char other[IDENTITY_DIGEST_LEN + 1], err[256], *before, *after;
 	size_t lb, la;
 
+	char names[512];
+
+	listing(dir, names, sizeof(names));
+	assert_string_equal(names, spec3_files);
 	strcpy(id, op->operation_id);
 	strcpy(intent1, op->intent_digest);
 	strcpy(other, workgen_op(w, 1)->intent_digest);
 	before = slurp(op->source_path, &lb);
+	/* a workload file is whole JSON ending in a newline */
+	{
+		size_t wl;
+		char *text = slurp(op->workload_path, &wl);
+		json_t *doc = json_loadb(text, wl, 0, NULL);
+
+		assert_true(wl > 2 && text[wl - 1] == '\n' && text[wl - 2] == '}');
+		assert_non_null(doc);
+		json_decref(doc);
+		free(text);
+	}
 
 	assert_int_equal(workgen_change_source(w, 2, got, err, sizeof(err)), 0);
 	after = slurp(op->source_path, &la);
@@ -291,6 +329,8 @@ static void test_change_source(void **state)
 	for (size_t j = 0; j < op->nrows; j++)
 		assert_non_null(strstr(after, op->row_keys[j]));
 	assert_string_equal(workgen_op(w, 1)->intent_digest, other);
+	listing(dir, names, sizeof(names));
+	assert_string_equal(names, spec3_files); /* replaced, nothing left over */
 	{
 		/* The new digest is what a route derives from the new file. */
 		char src[IDENTITY_DIGEST_LEN + 1], want[IDENTITY_DIGEST_LEN + 1];
