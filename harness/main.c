@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 #include <sqlite3.h>
 
+#include "../journal/sqlite_setup.h"
 #include "../routes/fork_server.h"
 #include "cli.h"
 
@@ -35,6 +36,7 @@ static const struct command {
  */
 static void warm_up(void)
 {
+	fc_sqlite_setup(); /* the route's settings, before initialising */
 	if (sqlite3_initialize() != SQLITE_OK) {
 		/* each attempt tries again and reports it */
 	}

@@ -16,10 +16,12 @@
  * fc_sqlite_setup_fresh() is the same for a process that has no SQLite
  * connection open and never had one, but may have inherited an initialised
  * SQLite: an attempt cloned by a fork server, whose warm-up calls
- * sqlite3_initialize() (docs/fork-server.md).  The settings would be
- * refused there, so it shuts SQLite down first (allowed: nothing is open)
- * and lets the next call initialise it again with them.  Calling it with
- * a connection open is a programming error.
+ * sqlite3_initialize() (docs/fork-server.md).  When the settings are
+ * already in force (fencecert's warm-up calls fc_sqlite_setup() before it
+ * initialises) it does nothing.  Otherwise they would be refused there, so
+ * it shuts SQLite down first (allowed: nothing is open) and lets the next
+ * call initialise it again with them.  Calling it with a connection open
+ * is a programming error.
  */
 #ifndef FENCECERT_SQLITE_SETUP_H
 #define FENCECERT_SQLITE_SETUP_H
