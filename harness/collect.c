@@ -15,6 +15,7 @@
 
 #include "../journal/journal.h"
 #include "collect.h"
+#include "fsutil.h"
 
 #define RETURN_MAX (1024 * 1024) /* bytes of a return.json we read */
 
@@ -70,51 +71,20 @@ static void copy_str(char *dst, size_t len, json_t *v)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
-/* The whole of the file open as fd (which this closes), NUL-terminated
- * in a heap buffer, or NULL (unreadable, or more than RETURN_MAX bytes:
- * no route writes such a return.json). */
-static char *read_all(int fd, size_t *len)
-{
-	size_t cap = 4096;
-	char *buf = malloc(cap), *nb;
-
-	*len = 0;
-	while (buf) {
-		ssize_t r = read(fd, buf + *len, cap - *len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (r == 0) {
-			buf[*len] = '\0';
-			break;
-		}
-		*len += (size_t)r;
-		if (*len + 1 == cap) {
-			nb = cap < RETURN_MAX ? realloc(buf, cap * 2) : NULL;
-			if (!nb)
-				free(buf);
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	return buf;
-}
-
 /* Parse the return.json open as fd (which this closes): one read() for a
  * small file (json_loadfd() would read it byte by byte). */
 static void parse_return(struct rec_evidence *ev, int fd)
 {
 	json_error_t jerr;
 	size_t len;
-	char *text = read_all(fd, &len);
-	json_t *o = text ? json_loadb(text, len, 0, &jerr) : NULL;
+	char *text;
+	/* unreadable, or RETURN_MAX bytes or more: no route writes such a
+	 * return.json */
+	json_t *o = fs_read_all(fd, 4096, RETURN_MAX, &text, &len) ? NULL :
+		    json_loadb(text, len, 0, &jerr);
 	json_t *rows;
 
+	close(fd);
 	free(text);
 	ev->valid = json_is_object(o);
 	ev->rows_written = -1;

@@ -8,6 +8,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,5 +162,48 @@ int fs_write_all(int fd, const void *buf, size_t len)
 		p += r;
 		len -= (size_t)r;
 	}
+	return 0;
+}
+
+int fs_read_all(int fd, size_t cap, size_t max_cap, char **out, size_t *len)
+{
+	char *buf = malloc(cap), *grown;
+
+	*out = NULL;
+	*len = 0;
+	if (!buf)
+		return FC_NOMEM;
+	for (;;) {
+		ssize_t got;
+
+		if (*len + 1 == cap) {
+			if (cap >= max_cap) {
+				free(buf);
+				return FC_USAGE;
+			}
+			grown = realloc(buf, cap * 2);
+			if (!grown) {
+				free(buf);
+				return FC_NOMEM;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		got = read(fd, buf + *len, cap - 1 - *len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+
+			free(buf);
+			errno = e;
+			return FC_IO;
+		}
+		if (got == 0)
+			break;
+		*len += (size_t)got;
+	}
+	buf[*len] = '\0';
+	*out = buf;
 	return 0;
 }

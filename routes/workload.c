@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "../harness/fsutil.h"
 #include "workload.h"
 
 #define TABLE_NAME_MAX 63
@@ -144,8 +145,9 @@ static int read_source(workload *w, char *err, size_t errlen)
 {
 	int fd = open(w->source_path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	size_t cap, len = 0;
+	size_t len;
 	char *buf;
+	int rc;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open source '%s': %s",
@@ -158,57 +160,19 @@ static int read_source(workload *w, char *err, size_t errlen)
 		close(fd);
 		return FC_USAGE;
 	}
-	if (st.st_size > WORKLOAD_SOURCE_MAX) {
+	/* room for the whole file at once; it may grow while we read it */
+	rc = st.st_size > WORKLOAD_SOURCE_MAX ? FC_USAGE :
+	     fs_read_all(fd, (size_t)st.st_size + 1,
+			 (size_t)WORKLOAD_SOURCE_MAX + 1, &buf, &len);
+	if (rc == FC_USAGE)
 		snprintf(err, errlen, "source '%s' is larger than %ld bytes",
 			 w->source_path, WORKLOAD_SOURCE_MAX);
-		close(fd);
-		return FC_USAGE;
-	}
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return FC_NOMEM;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (len + 1 == cap) {
-			/* the file grew while we read it: keep reading, bounded */
-			char *grown;
-
-			if (cap > (size_t)WORKLOAD_SOURCE_MAX) {
-				snprintf(err, errlen, "source '%s' is larger than %ld bytes",
-					 w->source_path, WORKLOAD_SOURCE_MAX);
-				free(buf);
-				close(fd);
-				return FC_USAGE;
-			}
-			grown = realloc(buf, cap * 2);
-			if (!grown) {
-				free(buf);
-				close(fd);
-				return FC_NOMEM;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		got = read(fd, buf + len, cap - 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			snprintf(err, errlen, "cannot read source '%s': %s",
-				 w->source_path, strerror(errno));
-			free(buf);
-			close(fd);
-			return FC_IO;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
+	else if (rc == FC_IO)
+		snprintf(err, errlen, "cannot read source '%s': %s",
+			 w->source_path, strerror(errno));
 	close(fd);
-	buf[len] = '\0';
+	if (rc)
+		return rc;
 	w->src = buf;
 	w->src_len = len;
 	identity_buffer_digest(buf, len, w->source_digest);
