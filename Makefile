@@ -19,7 +19,7 @@ CC ?= cc
 # Linked statically when the archive is installed (fast exec: every route
 # attempt a certification runs is a fresh fencecert process) ...
 STATIC_PKGS := sqlite3 jansson yaml-0.1 libseccomp libcrypto
-# ... and opened with dlopen() on first use (journal/dl_pq.c, dl_curl.c):
+# ... and opened with dlopen() on first use (common/dl_pq.c, dl_curl.c):
 # they pull in some thirty shared objects a route on SQLite never needs.
 DLOPEN_PKGS := libpq libcurl
 PKGS := $(STATIC_PKGS) $(DLOPEN_PKGS)
@@ -87,7 +87,7 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_SRCS := $(sort $(filter-out harness/main.c,$(wildcard journal/*.c fences/*.c routes/*.c harness/*.c reports/*.c)))
+LIB_SRCS := $(sort $(filter-out cli/main.c,$(wildcard common/*.c journal/*.c fences/*.c routes/*.c recover/*.c harness/*/*.c reports/*.c cli/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT := $(sort $(filter-out $(TEST_SRCS),$(wildcard tests/*.c)))
@@ -107,17 +107,17 @@ $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-# Only cli.o carries the git revision, so a commit does not rebuild the tree.
+# Only common/cli.o carries the git revision, so a commit does not rebuild the tree.
 GITREV_STAMP := $(BUILD)/.gitrev
 $(shell echo '$(GIT_REV)' | cmp -s - $(GITREV_STAMP) || echo '$(GIT_REV)' > $(GITREV_STAMP))
-$(BUILD)/harness/cli.o: $(GITREV_STAMP)
-$(BUILD)/harness/cli.o: ALL_CFLAGS += -DFENCECERT_GIT_REV='"$(GIT_REV)"'
+$(BUILD)/common/cli.o: $(GITREV_STAMP)
+$(BUILD)/common/cli.o: ALL_CFLAGS += -DFENCECERT_GIT_REV='"$(GIT_REV)"'
 
 $(BUILD)/libfencecert.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fencecert: $(BUILD)/harness/main.o $(BUILD)/libfencecert.a
+$(BUILD)/fencecert: $(BUILD)/cli/main.o $(BUILD)/libfencecert.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libfencecert.a

@@ -46,8 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "harness/fsutil.h"
+#include "bench/common.h"
+#include "common/fsutil.h"
 
 #define JOURNAL_STEPS 6   /* state changes after the insert */
 #define ATTEMPTS_PER_DIR 3

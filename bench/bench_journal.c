@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "harness/fsutil.h"
-#include "common.h"
+#include "common/fsutil.h"
+#include "bench/common.h"
 #include "journal/journal.h"
 
 #define ROUNDS 9

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal/etcd_client.h"
-#include "common.h"
+#include "common/etcd_client.h"
+#include "bench/common.h"
 #include "journal/journal.h"
 
 #define TARGET 0.80

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "bench/common.h"
 #include "journal/journal.h"
 
 #define TARGET 0.80

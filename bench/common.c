@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common.h"
+#include "bench/common.h"
 
 double bench_now_s(void)
 {

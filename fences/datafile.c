@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datafile.h"
+#include "fences/datafile.h"
 
 #define HEADER_PREFIX "# fencecert "
 

@@ -20,8 +20,8 @@
 
 #include <stdio.h>
 
-#include "../journal/error.h"
-#include "fence.h"
+#include "common/error.h"
+#include "fences/fence.h"
 
 #define DATAFILE_COLUMNS "row_key,payload"
 #define DATAFILE_RECORD_MAX (16u << 20) /* longest row a reader accepts */

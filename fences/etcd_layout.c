@@ -19,7 +19,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "etcd_layout.h"
+#include "fences/etcd_layout.h"
 
 /* ---- URL ------------------------------------------------------------ */
 

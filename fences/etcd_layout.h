@@ -41,8 +41,8 @@
 
 #include <stddef.h>
 
-#include "../journal/error.h"
-#include "../journal/journal.h"
+#include "common/error.h"
+#include "journal/journal.h"
 
 #define ETCD_LAYOUT_PREFIX_MAX 200
 #define ETCD_LAYOUT_MEMBERS_MAX 255

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_impl.h"
+#include "fences/fence_impl.h"
 
 static const struct fence_ops *const backends[] = {
 	&fence_sqlite_ops,

@@ -25,8 +25,8 @@
 
 #include <stddef.h>
 
-#include "../journal/error.h"
-#include "../journal/journal.h"
+#include "common/error.h"
+#include "journal/journal.h"
 
 typedef struct fence fence; /* opaque; fields known to fence*.c only */
 

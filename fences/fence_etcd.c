@@ -1,7 +1,7 @@
 /*
  * fence_etcd.c -- the fence for an etcd 3.4 target
  * ("etcd://HOST:PORT[,HOST:PORT...]/PREFIX"), spoken through the v3 JSON
- * gateway client of journal/etcd_client.h.  Key layout: etcd_layout.h;
+ * gateway client of common/etcd_client.h.  Key layout: etcd_layout.h;
  * long form: docs/fence-etcd.md.
  *
  * Invariants:
@@ -54,9 +54,9 @@
 
 #include <openssl/rand.h>
 
-#include "../journal/etcd_client.h"
-#include "etcd_layout.h"
-#include "fence_impl.h"
+#include "common/etcd_client.h"
+#include "fences/etcd_layout.h"
+#include "fences/fence_impl.h"
 
 #define ROUNDS 8      /* decisions per call before giving up a race */
 #define OP_OVERHEAD 8 /* bytes etcd adds per txn op, roughly (protobuf) */

@@ -72,8 +72,8 @@
 
 #include <jansson.h>
 
-#include "datafile.h"
-#include "fence_impl.h"
+#include "fences/datafile.h"
+#include "fences/fence_impl.h"
 
 #define LOCK_TIMEOUT_MS 2000
 #define LOCK_RETRY_MS 10

@@ -5,7 +5,7 @@
 #ifndef FENCECERT_FENCE_IMPL_H
 #define FENCECERT_FENCE_IMPL_H
 
-#include "fence.h"
+#include "fences/fence.h"
 
 /*
  * A backend with several fence kinds behind one scheme (postgresql: pg-txn,

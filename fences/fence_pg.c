@@ -63,7 +63,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fence_pg_impl.h"
+#include "fences/fence_pg_impl.h"
 
 #define DDL_LOCK_KEY "7262051"  /* pg_advisory_xact_lock key of the DDL */
 #define SQL_MAX 1024

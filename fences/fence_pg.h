@@ -6,7 +6,7 @@
 #ifndef FENCECERT_FENCE_PG_H
 #define FENCECERT_FENCE_PG_H
 
-#include "fence.h"
+#include "fences/fence.h"
 
 /* 1 when f is a PostgreSQL fence (pg-txn or pg-2pc). */
 int fence_pg_is(const fence *f);

@@ -15,15 +15,15 @@
  *   schema=NAME, timeout_ms=N  as for the journal (journal_pg_session.c)
  *
  * The connection, timeouts and error families are the journal's session
- * (journal/journal_pg_session.h), opened with kind "target" so that a
+ * (common/pg_session.h), opened with kind "target" so that a
  * transient failure is FC_FENCE_UNAVAILABLE.  A struct journal serves as
  * the session's message holder only; it is never a journal.
  */
 #ifndef FENCECERT_FENCE_PG_IMPL_H
 #define FENCECERT_FENCE_PG_IMPL_H
 
-#include "../journal/journal_pg_session.h"
-#include "fence_impl.h"
+#include "common/pg_session.h"
+#include "fences/fence_impl.h"
 
 enum pg_fence_kind { PG_FENCE_TXN, PG_FENCE_2PC };
 

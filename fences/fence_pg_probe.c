@@ -55,8 +55,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "fence_pg.h"
-#include "fence_pg_impl.h"
+#include "fences/fence_pg.h"
+#include "fences/fence_pg_impl.h"
 
 #define PROBE_ROUNDS_COMMITTED 2 /* re-reads after a 'committed' xid */
 #define WAIT_STEP_MIN_MS 5

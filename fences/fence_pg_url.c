@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_pg_impl.h"
+#include "fences/fence_pg_impl.h"
 
 int pg_target__is_url(const char *url)
 {

@@ -52,8 +52,8 @@
 
 #include <sqlite3.h>
 
-#include "../journal/sqlite_reader.h"
-#include "fence_impl.h"
+#include "common/sqlite_reader.h"
+#include "fences/fence_impl.h"
 
 #define BUSY_TIMEOUT_MS 3000
 #define SQL_MAX 512
@@ -146,7 +146,7 @@ static int reuse_probe_connection(struct fence_sqlite *s)
 /*
  * Make sure s->db is open.  With create == 0 (a probe) the database is
  * opened to read only and left as it is -- no file created, no pragma
- * written (a probe only reads: fence.h; journal/sqlite_reader.h) -- and a
+ * written (a probe only reads: fence.h; common/sqlite_reader.h) -- and a
  * missing one sets *missing (only when that is provable).  A writer
  * (create == 1) turns a probe's connection into a read-write one in WAL
  * mode (reuse_probe_connection()), or replaces it.

@@ -27,11 +27,11 @@
 
 #include <jansson.h>
 
-#include "datafile.h"
-#include "fence.h"
-#include "target_etcd.h"
-#include "target_impl.h"
-#include "target_pg.h"
+#include "fences/datafile.h"
+#include "fences/fence.h"
+#include "fences/target_etcd.h"
+#include "fences/target_impl.h"
+#include "fences/target_pg.h"
 
 #define STATE_DIR ".fencecert"
 

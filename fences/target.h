@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 /*
  * One (row_key, operation_id) group of the table and how many rows it has.

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../journal/etcd_client.h"
-#include "etcd_layout.h"
-#include "target_etcd.h"
+#include "common/etcd_client.h"
+#include "fences/etcd_layout.h"
+#include "fences/target_etcd.h"
 
 #define PAGE 1000
 

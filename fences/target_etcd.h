@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "../journal/error.h"
-#include "target.h"
+#include "common/error.h"
+#include "fences/target.h"
 
 /* table: a valid table name (NULL is not accepted here). */
 int target_etcd_rows(const char *url, const char *table, target_row_fn fn,

@@ -6,7 +6,7 @@
 #ifndef FENCECERT_TARGET_IMPL_H
 #define FENCECERT_TARGET_IMPL_H
 
-#include "target.h"
+#include "fences/target.h"
 
 struct target_sqlite;
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fence_pg_impl.h"
-#include "target_pg.h"
+#include "fences/fence_pg_impl.h"
+#include "fences/target_pg.h"
 
 struct observer {
 	struct journal j; /* message holder of the session */

@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "../journal/error.h"
-#include "target.h"
+#include "common/error.h"
+#include "fences/target.h"
 
 /* "postgresql:" or "postgres:" */
 int target_pg_is_url(const char *url);

@@ -37,7 +37,7 @@
 
 #include <sqlite3.h>
 
-#include "target_impl.h"
+#include "fences/target_impl.h"
 
 #define BUSY_TIMEOUT_MS 3000
 

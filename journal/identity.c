@@ -23,7 +23,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 
-#include "identity.h"
+#include "journal/identity.h"
 
 /* Names that change from one try to the next; SPEC section 2. */
 static const char *const forbidden[] = {

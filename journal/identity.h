@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "common/error.h"
 
 #define IDENTITY_DIGEST_LEN 71 /* "sha256:" + 64 hex, without the NUL */
 #define IDENTITY_MAX_FIELDS 64

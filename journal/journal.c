@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "journal_impl.h"
+#include "journal/journal_impl.h"
 
 /* Leases longer than this are a typo, and now + ttl must not overflow. */
 #define LEASE_TTL_MAX_MS (100LL * 365 * 24 * 3600 * 1000)

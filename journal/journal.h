@@ -28,8 +28,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "states.h"
+#include "common/error.h"
+#include "journal/states.h"
 
 #define JOURNAL_ID_MAX 80     /* holds an IDENTITY_DIGEST_LEN string + NUL */
 #define JOURNAL_OWNER_MAX 128

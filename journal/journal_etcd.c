@@ -46,7 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal_etcd_impl.h"
+#include "journal/journal_etcd_impl.h"
 
 int journal_etcd__client_fail(journal *j, int rc, const char *what)
 {

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "journal_etcd_impl.h"
+#include "journal/journal_etcd_impl.h"
 
 /* json_object_set_new() steals even on failure; count failures once. */
 static int set(json_t *obj, const char *key, json_t *value)

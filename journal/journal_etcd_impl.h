@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "etcd_client.h"
-#include "journal_impl.h"
+#include "common/etcd_client.h"
+#include "journal/journal_impl.h"
 
 #define JE_PREFIX_MAX 200
 #define JE_KEY_MAX (JE_PREFIX_MAX + JOURNAL_ID_MAX + 48)

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal_etcd_impl.h"
+#include "journal/journal_etcd_impl.h"
 
 /* ---- settling a lost answer (invariant 3) -------------------------------- */
 

@@ -5,7 +5,7 @@
 #ifndef FENCECERT_JOURNAL_IMPL_H
 #define FENCECERT_JOURNAL_IMPL_H
 
-#include "journal.h"
+#include "journal/journal.h"
 
 struct journal_ops {
 	const char *scheme; /* URL prefix before ':' */

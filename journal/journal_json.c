@@ -7,7 +7,7 @@
  */
 #include <jansson.h>
 
-#include "journal_json.h"
+#include "journal/journal_json.h"
 
 static json_t *object_or_string(const char *text)
 {

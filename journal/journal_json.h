@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "journal.h"
+#include "journal/journal.h"
 
 json_t *journal_entry_to_json(const struct journal_entry *e);
 json_t *journal_transition_to_json(const struct journal_transition *t);

@@ -67,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal_pg_session.h"
+#include "common/pg_session.h"
 
 #define PG_CAS_TRIES 5
 #define PG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal_sqlite_impl.h"
-#include "sqlite_reader.h"
+#include "journal/journal_sqlite_impl.h"
+#include "common/sqlite_reader.h"
 
 #define SQ_BUSY_MS_DEFAULT 10000
 

@@ -18,7 +18,7 @@
 #include <limits.h>
 #include <sqlite3.h>
 
-#include "journal_impl.h"
+#include "journal/journal_impl.h"
 
 #define JOURNAL_SQLITE_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal_sqlite_impl.h"
+#include "journal/journal_sqlite_impl.h"
 
 static int sq_row_transition(journal *j, sqlite3_stmt *st, const char *op,
 			     struct journal_transition *t)

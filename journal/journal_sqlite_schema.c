@@ -15,7 +15,7 @@
  */
 #include <stdio.h>
 
-#include "journal_sqlite_impl.h"
+#include "journal/journal_sqlite_impl.h"
 
 /*
  * The ordered schema migrations.  Step i takes a database at version

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "states.h"
+#include "journal/states.h"
 
 #define B(s) STATE_BIT(FC_##s)
 

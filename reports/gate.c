@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/cli.h"
-#include "rview.h"
-#include "sign.h"
+#include "common/cli.h"
+#include "reports/rview.h"
+#include "reports/sign.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_BAD_REPORT 2

@@ -14,7 +14,7 @@
  *     --route selection holds another slice).
  *  2. Verdicts are recomputed, never copied: the union of schedules is
  *     folded with the checker's own check_tally_add()/check_tally_verdict()
- *     (harness/check.h).  The harness turns a verdict unverified when
+ *     (harness/check/check.h).  The harness turns a verdict unverified when
  *     exploration had a gap; a shard whose route verdict is unverified
  *     while its own schedules fold to a certified verdict had such a gap,
  *     and the gap is carried into the merged verdict.
@@ -34,12 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/check.h"
-#include "../harness/cli.h"
-#include "../harness/scenario.h"
-#include "render.h"
-#include "rview.h"
-#include "sign.h"
+#include "harness/check/check.h"
+#include "common/cli.h"
+#include "harness/model/scenario.h"
+#include "reports/render.h"
+#include "reports/rview.h"
+#include "reports/sign.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_BAD_INPUT 2

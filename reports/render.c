@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../harness/fsutil.h"
-#include "render.h"
-#include "report_html.h"
-#include "report_junit.h"
-#include "report_md.h"
-#include "sign.h"
+#include "common/fsutil.h"
+#include "reports/render.h"
+#include "reports/report_html.h"
+#include "reports/report_junit.h"
+#include "reports/report_md.h"
+#include "reports/sign.h"
 
 enum { F_JSON = 1, F_JUNIT = 2, F_MD = 4, F_HTML = 8 };
 

@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define RENDER_FORMATS_ALL "json,junit,md,html"
 

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_html.h"
-#include "rview.h"
-#include "timeline.h"
+#include "reports/report_html.h"
+#include "reports/rview.h"
+#include "reports/timeline.h"
 
 static const char css[] =
 	":root{--ok:#1a7f37;--fc:#0969da;--bad:#cf222e;--unv:#9a6700;"

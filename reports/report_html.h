@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define HTML_PASSING_TIMELINES 40
 #define HTML_FAILING_TIMELINES 200

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_junit.h"
-#include "rview.h"
+#include "reports/report_junit.h"
+#include "reports/rview.h"
 
 #define MESSAGE_MAX 400 /* bytes of a failure message attribute */
 

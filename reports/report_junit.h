@@ -27,7 +27,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 /* Write the XML to out.  Returns 0, or FC_IO when writing failed. */
 int report_junit_write(const json_t *report, FILE *out) FC_MUST_CHECK;

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_md.h"
-#include "rview.h"
+#include "reports/report_md.h"
+#include "reports/rview.h"
 
 static const char *verdict_icon(const char *v)
 {

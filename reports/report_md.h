@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define MD_VIOLATIONS_PER_ROUTE 5
 #define MD_VIOLATIONS_MAX 40

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rview.h"
+#include "reports/rview.h"
 
 const char *rview_str(const json_t *obj, const char *key)
 {

@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define RVIEW_SCHEMA "fencecert.report.v1"
 

@@ -18,7 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "sign.h"
+#include "reports/sign.h"
 
 int sign_key_from_env(struct sign_key *key)
 {

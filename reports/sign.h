@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define SIGN_KEY_ENV "FENCECERT_SIGNING_KEY"
 #define SIGN_ALG "hmac-sha256"

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rview.h"
-#include "timeline.h"
+#include "reports/rview.h"
+#include "reports/timeline.h"
 
 #define WIDTH 1080
 #define X0 190.0           /* left end of the time axis */

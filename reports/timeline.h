@@ -32,7 +32,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 /* Write the <svg> element for one schedule object of a report.
  * Returns 0, FC_NOMEM, or FC_IO when out reports an error. */

@@ -49,11 +49,11 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "../fences/datafile.h"
-#include "controls.h"
-#include "evidence.h"
-#include "failpoint.h"
-#include "workload.h"
+#include "fences/datafile.h"
+#include "routes/controls.h"
+#include "routes/evidence.h"
+#include "routes/failpoint.h"
+#include "routes/workload.h"
 
 #define CONTROL_BUSY_TIMEOUT_MS 3000
 

@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "runtime.h"
+#include "routes/runtime.h"
 
 /* True when `variant` names a control route. */
 bool controls_known(const char *variant);

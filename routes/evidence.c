@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "evidence.h"
+#include "routes/evidence.h"
 
 static int fsync_dir(const char *dir)
 {

@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define EVIDENCE_RETURN_FILE "return.json"
 #define EVIDENCE_CHECKPOINT_FILE "checkpoint.json"

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "failpoint.h"
+#include "routes/failpoint.h"
 
 #define FAILPOINT_MAX_RECORDED 4096 /* bounds memory for runaway loops */
 #define FAILPOINT_NAME_MAX 128

@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../journal/error.h"
+#include "common/error.h"
 
 #define FAILPOINT_ENV "FENCECERT_FAILPOINT_FD"
 #define FAILPOINT_WAIT_ENV "FENCECERT_FAILPOINT_WAIT"

@@ -64,9 +64,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "../harness/inject_seccomp.h"
-#include "../harness/watchdog.h"
-#include "fork_server.h"
+#include "harness/inject/inject_seccomp.h"
+#include "harness/proc/watchdog.h"
+#include "routes/fork_server.h"
 
 extern char **environ;
 
@@ -366,7 +366,7 @@ static int load_filter(const struct request *rq, int sock)
 }
 
 /* The child's side of one request (the steps of child_exec() in
- * harness/supervise_spawn.c); _exits 127 when a step fails.  The signal
+ * harness/proc/supervise_spawn.c); _exits 127 when a step fails.  The signal
  * mask is emptied by the setcontext() that follows (main_ctx's). */
 static void child_setup(const struct request *rq)
 {

@@ -49,8 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "failpoint.h"
-#include "runtime_impl.h"
+#include "routes/failpoint.h"
+#include "routes/runtime_impl.h"
 
 void route_config_init(struct route_config *c)
 {

@@ -21,8 +21,8 @@
 
 #include <stddef.h>
 
-#include "../fences/fence.h"
-#include "../journal/error.h"
+#include "fences/fence.h"
+#include "common/error.h"
 
 enum route_exit {
 	ROUTE_EXIT_COMPLETE = 0,

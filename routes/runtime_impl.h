@@ -18,9 +18,9 @@
 
 #include <jansson.h>
 
-#include "../journal/journal.h"
-#include "runtime.h"
-#include "workload.h"
+#include "journal/journal.h"
+#include "routes/runtime.h"
+#include "routes/workload.h"
 
 struct attempt {
 	const struct route_config *cfg;

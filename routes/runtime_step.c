@@ -25,9 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "evidence.h"
-#include "failpoint.h"
-#include "runtime_impl.h"
+#include "routes/evidence.h"
+#include "routes/failpoint.h"
+#include "routes/runtime_impl.h"
 
 #define LEASE_WAIT_MAX_MS 5000 /* longest wait for a lease about to expire */
 #define LEASE_WAITS 3          /* give up (75) after this many waits */

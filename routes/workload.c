@@ -24,8 +24,8 @@
 
 #include <jansson.h>
 
-#include "../harness/fsutil.h"
-#include "workload.h"
+#include "common/fsutil.h"
+#include "routes/workload.h"
 
 #define TABLE_NAME_MAX 63
 

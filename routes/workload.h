@@ -34,9 +34,9 @@
 
 #include <stddef.h>
 
-#include "../fences/fence.h"
-#include "../journal/error.h"
-#include "../journal/identity.h"
+#include "fences/fence.h"
+#include "common/error.h"
+#include "journal/identity.h"
 
 #define WORKLOAD_SOURCE_MAX (1024L * 1024 * 1024) /* bytes of one partition */
 

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "etcd_server.h"
-#include "harness/fsutil.h"
-#include "journal/etcd_client.h"
+#include "tests/etcd_server.h"
+#include "common/fsutil.h"
+#include "common/etcd_client.h"
 
 static char members[512];
 static char base[160];

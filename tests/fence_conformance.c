@@ -30,7 +30,7 @@
 #include "fences/fence.h"
 #include "fences/target.h"
 #include "journal/identity.h"
-#include "fence_conformance.h"
+#include "tests/fence_conformance.h"
 
 #define KILL_ROUNDS 15
 #define KILL_ROWS 30000

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "inject_seccomp_script.h"
+#include "tests/inject_seccomp_script.h"
 
 /* --- the child: a file-operation script -------------------------------- */
 

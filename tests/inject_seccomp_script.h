@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "harness/inject_seccomp.h"
+#include "harness/inject/inject_seccomp.h"
 
 #define SCT_MAX_EVENTS 64
 

@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "journal/journal.h"
-#include "journal_conformance.h"
+#include "tests/journal_conformance.h"
 
 static journal_url_factory factory;
 

@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "harness/fsutil.h"
-#include "harness/supervise.h"
+#include "common/fsutil.h"
+#include "harness/proc/supervise.h"
 #include "journal/journal.h"
-#include "journal_conformance.h"
-#include "journal_syscalls.h"
+#include "tests/journal_conformance.h"
+#include "tests/journal_syscalls.h"
 
 #define MAX_ACKS 256
 

@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "harness/inject_seccomp.h"
+#include "harness/inject/inject_seccomp.h"
 
 #define JSYS_OPS 1
 #define JSYS_DRIVER_ERRORS 8

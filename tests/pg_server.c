@@ -8,7 +8,7 @@
 
 #include <libpq-fe.h>
 
-#include "pg_server.h"
+#include "tests/pg_server.h"
 
 #define MAX_SCHEMAS 512
 

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "../harness/supervise.h"
+#include "harness/proc/supervise.h"
 
 extern char svt_self_exe[4096];  /* this binary */
 extern bool svt_use_forksrv;     /* svt_spawn_mode() goes through the server */

@@ -1,11 +1,11 @@
 /*
  * tcp_fault_proxy.c -- see tcp_fault_proxy.h: the test modes as rules of
- * the harness's proxy (harness/tcp_proxy.c), so there is one relay.
+ * the harness's proxy (harness/inject/tcp_proxy.c), so there is one relay.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "tcp_fault_proxy.h"
+#include "tests/tcp_fault_proxy.h"
 
 int tcp_fault_proxy_start(struct tcp_fault_proxy *p, const char *upstream)
 {

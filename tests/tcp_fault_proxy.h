@@ -1,5 +1,5 @@
 /*
- * tcp_fault_proxy.h -- the harness's fault proxy (harness/tcp_proxy.h) in
+ * tcp_fault_proxy.h -- the harness's fault proxy (harness/inject/tcp_proxy.h) in
  * raw TCP mode, with the modes the etcd tests use: lose the question or the
  * answer of a request/response exchange.
  *
@@ -19,7 +19,7 @@
 #ifndef FENCECERT_TESTS_TCP_FAULT_PROXY_H
 #define FENCECERT_TESTS_TCP_FAULT_PROXY_H
 
-#include "../harness/tcp_proxy.h"
+#include "harness/inject/tcp_proxy.h"
 
 enum proxy_mode {
 	PROXY_FORWARD,

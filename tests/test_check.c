@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "../harness/check.h"
-#include "../harness/record.h"
+#include "harness/check/check.h"
+#include "harness/model/record.h"
 
 #define OP1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define T0 1000000 /* wall clock ms of the schedule start */

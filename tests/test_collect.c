@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/collect.h"
-#include "harness/fsutil.h"
+#include "harness/run/collect.h"
+#include "common/fsutil.h"
 
 static char root[64];
 

@@ -20,9 +20,9 @@
 #include <curl/curl.h>
 #include <libpq-fe.h>
 
-#include "journal/dl_curl.h"
-#include "journal/dl_pq.h"
-#include "journal/etcd_client.h"
+#include "common/dl_curl.h"
+#include "common/dl_pq.h"
+#include "common/etcd_client.h"
 #include "journal/journal.h"
 
 static void test_missing_libpq(void **state)

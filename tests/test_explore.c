@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../harness/explore.h"
+#include "harness/model/explore.h"
 
 static const char suite_yaml[] =
 	"version: 1\nsuite: t\nroutes:\n"

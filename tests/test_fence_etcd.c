@@ -32,10 +32,10 @@
 #include "fences/etcd_layout.h"
 #include "fences/fence.h"
 #include "fences/target.h"
-#include "journal/etcd_client.h"
-#include "etcd_server.h"
-#include "fence_conformance.h"
-#include "tcp_fault_proxy.h"
+#include "common/etcd_client.h"
+#include "tests/etcd_server.h"
+#include "tests/fence_conformance.h"
+#include "tests/tcp_fault_proxy.h"
 
 #define KILL_ROUNDS 12
 #define KILL_ROWS (ETCD_LAYOUT_OPS_MAX - 2)

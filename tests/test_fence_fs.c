@@ -25,7 +25,7 @@
 
 #include "fences/datafile.h"
 #include "fences/fence.h"
-#include "fence_conformance.h"
+#include "tests/fence_conformance.h"
 
 static void fs_url(const char *dir, char *url, size_t len)
 {

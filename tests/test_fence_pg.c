@@ -29,8 +29,8 @@
 
 #include "fences/fence.h"
 #include "fences/fence_pg.h"
-#include "fence_conformance.h"
-#include "pg_server.h"
+#include "tests/fence_conformance.h"
+#include "tests/pg_server.h"
 
 /* "...?schema=fc_fp_PID_N&fence=KIND[&extra]" for a fresh schema. */
 static void make_url(const char *kind, const char *extra, char *url,

@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 
 #include "fences/fence.h"
-#include "fence_conformance.h"
+#include "tests/fence_conformance.h"
 
 static void sqlite_url(const char *dir, char *url, size_t len)
 {

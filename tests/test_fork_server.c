@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "../routes/fork_server.h"
+#include "routes/fork_server.h"
 
 #define PATTERN_LEN (96 * 1024)
 /* Faults per spawn a server may take (test_server_faults).  A sanitized

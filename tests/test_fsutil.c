@@ -1,6 +1,6 @@
 /*
  * test_fsutil.c -- mkdir -p and rm -rf of schedule directories
- * (harness/fsutil.c): trees of every shape go, nothing outside them does.
+ * (common/fsutil.c): trees of every shape go, nothing outside them does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/fsutil.h"
+#include "common/fsutil.h"
 
 static char root[64];
 

@@ -27,8 +27,8 @@
 
 #include <cmocka.h>
 
-#include "harness/inject_seccomp.h"
-#include "inject_seccomp_script.h"
+#include "harness/inject/inject_seccomp.h"
+#include "tests/inject_seccomp_script.h"
 
 /* --- plan ------------------------------------------------------------- */
 

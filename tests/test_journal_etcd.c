@@ -25,11 +25,11 @@
 
 #include <cmocka.h>
 
-#include "journal/etcd_client.h"
+#include "common/etcd_client.h"
 #include "journal/journal.h"
-#include "etcd_server.h"
-#include "journal_conformance.h"
-#include "tcp_fault_proxy.h"
+#include "tests/etcd_server.h"
+#include "tests/journal_conformance.h"
+#include "tests/tcp_fault_proxy.h"
 
 static int counter;
 

@@ -35,9 +35,9 @@
 
 #include <cmocka.h>
 
-#include "harness/fsutil.h"
+#include "common/fsutil.h"
 #include "journal/journal.h"
-#include "journal_conformance.h"
+#include "tests/journal_conformance.h"
 
 #define KILLS 20
 #define MAX_DELAY_MS 100

@@ -29,10 +29,10 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
-#include "harness/fsutil.h"
+#include "common/fsutil.h"
 #include "journal/journal.h"
-#include "journal_conformance.h"
-#include "pg_server.h"
+#include "tests/journal_conformance.h"
+#include "tests/pg_server.h"
 
 #define MAX_SCHEMAS 256
 

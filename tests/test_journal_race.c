@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-#include "harness/fsutil.h"
+#include "common/fsutil.h"
 #include "journal/journal.h"
 
 #define WORKERS 8

@@ -20,9 +20,9 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "harness/fsutil.h"
+#include "common/fsutil.h"
 #include "journal/journal.h"
-#include "journal_conformance.h"
+#include "tests/journal_conformance.h"
 
 /* journal_sqlite.c's test hook: the connection behind a sqlite journal. */
 sqlite3 *journal_sqlite__db(journal *j);

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "journal_syscalls.h"
+#include "tests/journal_syscalls.h"
 
 static const char *const file_actions[] = { "kill_before", "kill_after",
 					    "errno:EIO", NULL };

@@ -30,8 +30,8 @@
 
 #include <cmocka.h>
 
-#include "etcd_server.h"
-#include "journal_syscalls.h"
+#include "tests/etcd_server.h"
+#include "tests/journal_syscalls.h"
 
 static char members[512]; /* HOST:PORT[,HOST:PORT...] */
 static char prefix[256];

@@ -30,8 +30,8 @@
 
 #include <cmocka.h>
 
-#include "journal_syscalls.h"
-#include "pg_server.h"
+#include "tests/journal_syscalls.h"
+#include "tests/pg_server.h"
 
 static char port[16] = "5432";
 static int used_server;

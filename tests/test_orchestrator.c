@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "../harness/orchestrator.h"
-#include "../harness/schedule.h"
+#include "harness/run/orchestrator.h"
+#include "harness/model/schedule.h"
 
 static char self_exe[4096];
 static char tmp_root[] = "/tmp/fc-orch-XXXXXX";

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "harness/recover.h"
+#include "recover/recover.h"
 #include "journal/journal.h"
 
 /* Verdict letters, so the table reads as one line per situation:

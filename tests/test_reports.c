@@ -19,16 +19,16 @@
 
 #include <cmocka.h>
 
-#include "../harness/check.h"
-#include "../harness/record.h"
-#include "../reports/render.h"
-#include "../reports/report_html.h"
-#include "../reports/report_junit.h"
-#include "../reports/report_json.h"
-#include "../reports/report_md.h"
-#include "../reports/rview.h"
-#include "../reports/sign.h"
-#include "../reports/timeline.h"
+#include "harness/check/check.h"
+#include "harness/model/record.h"
+#include "reports/render.h"
+#include "reports/report_html.h"
+#include "reports/report_junit.h"
+#include "harness/certify/report_json.h"
+#include "reports/report_md.h"
+#include "reports/rview.h"
+#include "reports/sign.h"
+#include "reports/timeline.h"
 
 #define KEY "fencecert-test-key"
 

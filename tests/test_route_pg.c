@@ -28,7 +28,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
-#include "pg_server.h"
+#include "tests/pg_server.h"
 #include "tests/route_supervisor.h"
 
 #define ROWS 25

@@ -1,5 +1,5 @@
 /*
- * test_scenario.c -- the suite loader (harness/scenario.c).
+ * test_scenario.c -- the suite loader (harness/model/scenario.c).
  *
  * Data-driven: every file in tests/data/scenarios/bad/ is one test case that
  * must be refused at the LINE:COLUMN its first line names (see the README
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/scenario.h"
-#include "harness/schedule.h"
+#include "harness/model/scenario.h"
+#include "harness/model/schedule.h"
 #include "journal/identity.h"
 
 static const char *data_dir(void)

@@ -1,5 +1,5 @@
 /*
- * test_schedule.c -- the string form of fault schedules (harness/schedule.c).
+ * test_schedule.c -- the string form of fault schedules (harness/model/schedule.c).
  *
  * The property that matters: a schedule printed in a report replays as the
  * same faults.  Checked on a table of known strings and on many generated
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/schedule.h"
+#include "harness/model/schedule.h"
 
 static bool fault_equal(const struct fault *a, const struct fault *b)
 {

@@ -1,5 +1,5 @@
 /*
- * test_services.c -- harness-managed servers (harness/services.c) against a
+ * test_services.c -- harness-managed servers (harness/run/services.c) against a
  * real three-member etcd cluster the module starts itself.
  *
  * Checks: the address and the {service:NAME} / {schedule_id} expansion,
@@ -26,8 +26,8 @@
 
 #include <libpq-fe.h>
 
-#include "harness/services.h"
-#include "journal/etcd_client.h"
+#include "harness/run/services.h"
+#include "common/etcd_client.h"
 
 static char base[256];
 

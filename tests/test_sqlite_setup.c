@@ -1,5 +1,5 @@
 /*
- * test_sqlite_setup.c -- journal/sqlite_setup.h: the settings take effect
+ * test_sqlite_setup.c -- common/sqlite_setup.h: the settings take effect
  * in a process whose SQLite was initialised before (a fork server's
  * attempt), and the plain call leaves such a process as it was.
  *
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "journal/sqlite_setup.h"
+#include "common/sqlite_setup.h"
 
 #define BULK_BYTES (20 * 4096)
 

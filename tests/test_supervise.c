@@ -31,11 +31,11 @@
 
 #include <cmocka.h>
 
-#include "../routes/failpoint.h"
+#include "routes/failpoint.h"
 
-#include "../harness/supervise.h"
-#include "../routes/fork_server.h"
-#include "supervise_routes.h"
+#include "harness/proc/supervise.h"
+#include "routes/fork_server.h"
+#include "tests/supervise_routes.h"
 
 /* --- tests ------------------------------------------------------------------ */
 

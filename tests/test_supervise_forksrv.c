@@ -1,6 +1,6 @@
 /*
  * test_supervise_forksrv.c -- the supervisor's fork servers
- * (harness/supervise_forksrv.c, routes/fork_server.c) with real processes:
+ * (harness/proc/supervise_forksrv.c, routes/fork_server.c) with real processes:
  * a child started by a server sees what an exec'd one sees, bad servers
  * and requests are errors, a dead server is restarted, seccomp plans and
  * the watchdog work through it, and killing `fencecert certify` leaves no
@@ -28,11 +28,11 @@
 
 #include <cmocka.h>
 
-#include "../routes/failpoint.h"
+#include "routes/failpoint.h"
 
-#include "../harness/supervise.h"
-#include "../routes/fork_server.h"
-#include "supervise_routes.h"
+#include "harness/proc/supervise.h"
+#include "routes/fork_server.h"
+#include "tests/supervise_routes.h"
 
 /* --- the fork server ------------------------------------------------------ */
 

@@ -23,7 +23,7 @@
 
 #include "fences/fence.h"
 #include "fences/target.h"
-#include "fence_conformance.h"
+#include "tests/fence_conformance.h"
 
 struct tctx {
 	char dir[CONFORMANCE_DIR_MAX];

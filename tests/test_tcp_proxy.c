@@ -1,5 +1,5 @@
 /*
- * test_tcp_proxy.c -- the fault proxy (harness/tcp_proxy.c) with a real
+ * test_tcp_proxy.c -- the fault proxy (harness/inject/tcp_proxy.c) with a real
  * PostgreSQL server behind it: what the client sees, and what the server
  * really did, read over a direct connection.
  *
@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
-#include "../harness/tcp_proxy.h"
-#include "../harness/tcp_proxy_impl.h"
+#include "harness/inject/tcp_proxy.h"
+#include "harness/inject/tcp_proxy_impl.h"
 
 static char base_url[512];
 static char own_dir[64];

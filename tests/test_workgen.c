@@ -1,5 +1,5 @@
 /*
- * test_workgen.c -- deterministic workload generation (harness/workgen.c).
+ * test_workgen.c -- deterministic workload generation (harness/run/workgen.c).
  *
  * The files are read back the way a route reads them (jansson for the
  * workload, the CSV's bytes for the source digest) and the ids recomputed
@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "harness/workgen.h"
+#include "harness/run/workgen.h"
 #include "journal/identity.h"
 
 static const struct workload_spec spec3 = {

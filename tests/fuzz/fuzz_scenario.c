@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/scenario.h"
-#include "harness/schedule.h"
+#include "harness/model/scenario.h"
+#include "harness/model/schedule.h"
 
 static int same_fault(const struct fault *a, const struct fault *b)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# services_kill.sh -- harness-managed services (harness/services.c) end to
+# services_kill.sh -- harness-managed services (harness/run/services.c) end to
 # end, for both kinds:
 #
 # 1. a suite declaring a three-member etcd and a postgresql service (no

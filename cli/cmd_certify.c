@@ -1,0 +1,428 @@
+/*
+ * certify_cli.c -- `fencecert certify SUITE.yaml`: load the suite, run the
+ * certification (certify.c), write OUT/report.json, print the verdict
+ * table, exit with a documented status:
+ *
+ *   0  every route met its `expect`
+ *   1  some route did not (and it is not merely unverified)
+ *   2  usage error, or the suite file is unreadable or invalid
+ *   3  some route is unverified, and nothing worse
+ *   130 interrupted (SIGINT/SIGTERM/SIGHUP): no report, work dir removed
+ *
+ * With --shard I/N a shard's verdicts cover its own schedules only, so
+ * expectations are judged after `fencecert merge`: a shard exits 1 only
+ * when a route expected to certify has a violation in it (no merge can
+ * undo that), else 0.
+ *
+ * Schedule directories live under a fresh work dir: /dev/shm/fencecert-XXXXXX
+ * when /dev/shm is writable (kill faults test process death, not power
+ * loss, so tmpfs is honest), else $TMPDIR or /tmp.  It is removed at the
+ * end unless --keep, also when the run is interrupted or SIGKILLed (a
+ * janitor process removes it then).  The servers a suite declares
+ * (`services:`) are started before the first schedule, in WORKDIR-services,
+ * and torn down at the end, also when the run is killed (services.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "reports/render.h"
+#include "harness/certify/report_json.h"
+#include "harness/certify/certify.h"
+#include "common/cli.h"
+#include "common/fsutil.h"
+#include "harness/model/scenario.h"
+#include "harness/proc/supervise.h"
+#include "harness/proc/watchdog.h"
+
+#define EXIT_MET 0
+#define EXIT_NOT_MET 1
+#define EXIT_USAGE 2
+#define EXIT_UNVERIFIED 3
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: fencecert certify SUITE.yaml [options]\n"
+		"\n"
+		"Run every route of the suite under its scenarios' faults, check\n"
+		"the invariants from the journal and the target, give verdicts.\n"
+		"\n"
+		"  --route NAME      certify only this route (repeatable)\n"
+		"  --only SCENARIO   run only this scenario (repeatable)\n"
+		"  --schedule S      replay one schedule of --only SCENARIO\n"
+		"                    (the 'reproduce' command of a report)\n"
+		"  --shard I/N       run shard I of N (1 <= I <= N <= 1000): the\n"
+		"                    same exploration in every shard, each keeps\n"
+		"                    its 1/N of the schedules; combine the shard\n"
+		"                    reports with 'fencecert merge'\n"
+		"  --jobs N          worker processes (default 2)\n"
+		"  --seed S          seed of random exploration (default: each\n"
+		"                    scenario's own)\n"
+		"  --out DIR         write the reports there (default certify-out):\n"
+		"                    report.json, report.junit.xml, summary.md,\n"
+		"                    report.html; signed when FENCECERT_SIGNING_KEY\n"
+		"                    is set\n"
+		"  --format LIST     only these of json,junit,md,html\n"
+		"  --work-dir DIR    create the schedule dirs under DIR\n"
+		"                    (default /dev/shm, else $TMPDIR or /tmp)\n"
+		"  --keep            keep the schedule dirs\n"
+		"  --quiet           no progress output\n"
+		"  --help            this text\n"
+		"\n"
+		"exit status: 0 every route met its expectation, 1 some did not,\n"
+		"2 usage or suite file error, 3 some route is unverified (nothing\n"
+		"worse), 130 interrupted; a --shard run: 1 when a route expected\n"
+		"to certify has a violation in this shard, else 0\n");
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	certify_interrupted = 1;
+}
+
+/* ^C or a TERM stops the run cleanly: workers die (default action), the
+ * coordinator removes the work dir.  No SA_RESTART, so its wait returns. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/*
+ * The work dir must not outlive us, even when we are SIGKILLed: a janitor
+ * process waits for EOF on a pipe only we hold.  A byte on the pipe means
+ * "taken care of"; EOF without it means we died, and once the routes are
+ * gone (their watchdogs kill them at once) it removes the dir.
+ */
+static int start_janitor(const char *dir, pid_t *pid)
+{
+	int p[2];
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	*pid = fork();
+	if (*pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (*pid == 0) {
+		setpgid(0, 0);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		dup2(p[0], 3);
+		watchdog__close_from(4);
+		if (read(3, &c, 1) == 1)
+			_exit(0);
+		for (int i = 0; i < 20; i++) {
+			usleep(100 * 1000);
+			if (fs_remove_tree(dir) == 0)
+				break;
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	return p[1];
+}
+
+static void stop_janitor(int fd, pid_t pid)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "k", 1) != 1) {
+		/* it is gone already */
+	}
+	close(fd);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int cusage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "fencecert: USAGE: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see 'fencecert certify --help')\n");
+	return EXIT_USAGE;
+}
+
+/* A fresh fencecert-XXXXXX under parent (or the default places). */
+static char *make_work_dir(const char *parent)
+{
+	const char *cands[3] = { parent, NULL, NULL };
+	char *dir;
+
+	if (!parent) {
+		cands[0] = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : NULL;
+		cands[1] = getenv("TMPDIR");
+		cands[2] = "/tmp";
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!cands[i] || !*cands[i])
+			continue;
+		if (asprintf(&dir, "%s/fencecert-XXXXXX", cands[i]) < 0)
+			return NULL;
+		if (mkdtemp(dir))
+			return dir;
+		free(dir);
+		if (parent)
+			break;
+	}
+	return NULL;
+}
+
+static void print_table(json_t *report)
+{
+	json_t *routes = json_object_get(report, "routes"), *r;
+	size_t i;
+
+	printf("%-24s %-22s %-22s %9s %10s  %s\n", "route", "expected",
+	       "verdict", "schedules", "violations", "failpoints decl/reach/fault");
+	json_array_foreach(routes, i, r) {
+		json_t *c = json_object_get(r, "coverage");
+		const char *verdict = json_string_value(json_object_get(r, "verdict"));
+		bool met = json_is_true(json_object_get(r, "expectation_met"));
+		printf("%-24s %-22s %-22s %9zu %10zu  %lld/%lld/%lld%s\n",
+		       json_string_value(json_object_get(r, "name")),
+		       json_string_value(json_object_get(r, "expected")),
+		       verdict,
+		       json_array_size(json_object_get(r, "schedules")),
+		       json_array_size(json_object_get(r, "violations")),
+		       (long long)json_integer_value(json_object_get(c, "failpoints_declared")),
+		       (long long)json_integer_value(json_object_get(c, "failpoints_reached")),
+		       (long long)json_integer_value(json_object_get(c, "failpoints_faulted")),
+		       met ? "" : "   <-- expectation not met");
+	}
+}
+
+/* "I/N" with 1 <= I <= N <= SHARDS_MAX, digits only. */
+#define SHARDS_MAX 1000
+static bool parse_shard(const char *arg, int *index, int *count)
+{
+	const char *slash = strchr(arg, '/');
+	char num[16];
+	long long i, n;
+
+	if (!slash || (size_t)(slash - arg) >= sizeof(num))
+		return false;
+	memcpy(num, arg, (size_t)(slash - arg));
+	num[slash - arg] = '\0';
+	if (!cli_parse_ll(num, &i) || !cli_parse_ll(slash + 1, &n) ||
+	    i < 1 || n < 1 || i > n || n > SHARDS_MAX)
+		return false;
+	*index = (int)i;
+	*count = (int)n;
+	return true;
+}
+
+static int exit_status(json_t *report, bool sharded)
+{
+	json_t *routes = json_object_get(report, "routes"), *r;
+	bool unverified = false, missed = false;
+	size_t i;
+
+	json_array_foreach(routes, i, r) {
+		const char *v = json_string_value(json_object_get(r, "verdict"));
+		const char *e = json_string_value(json_object_get(r, "expected"));
+		if (sharded) {
+			missed |= v && e && strcmp(v, "rejected") == 0 &&
+				  strcmp(e, "rejected") != 0;
+			continue;
+		}
+		if (json_is_true(json_object_get(r, "expectation_met")))
+			continue;
+		if (v && strcmp(v, "unverified") == 0)
+			unverified = true;
+		else
+			missed = true;
+	}
+	if (missed)
+		return EXIT_NOT_MET;
+	return unverified ? EXIT_UNVERIFIED : EXIT_MET;
+}
+
+/* The first violation of each rejected route, so a reader sees why. */
+static void print_reasons(json_t *report)
+{
+	json_t *routes = json_object_get(report, "routes"), *r;
+	size_t i;
+
+	json_array_foreach(routes, i, r) {
+		json_t *v = json_array_get(json_object_get(r, "violations"), 0);
+		json_t *notes = json_object_get(json_object_get(r, "coverage"),
+						"unverified");
+		if (v)
+			printf("\n%s: invariant %lld (%s) in %s '%s': %s\n  reproduce: %s\n",
+			       json_string_value(json_object_get(r, "name")),
+			       (long long)json_integer_value(json_object_get(v, "invariant")),
+			       json_string_value(json_object_get(v, "name")),
+			       json_string_value(json_object_get(v, "scenario")),
+			       json_string_value(json_object_get(v, "schedule")),
+			       json_string_value(json_object_get(v, "detail")),
+			       json_string_value(json_object_get(v, "reproduce")));
+		else if (json_array_size(notes))
+			printf("\n%s: unverified: %s\n",
+			       json_string_value(json_object_get(r, "name")),
+			       json_string_value(json_array_get(notes, 0)));
+	}
+}
+
+int cmd_certify(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "route", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "schedule", required_argument, NULL, 's' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "shard", required_argument, NULL, 'x' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "out", required_argument, NULL, 'O' },
+		{ "work-dir", required_argument, NULL, 'w' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct certify_opts o = { .jobs = 2 };
+	const char *routes[65] = { NULL }, *scenarios[65] = { NULL };
+	size_t nroutes = 0, nscenarios = 0;
+	const char *out_dir = "certify-out", *parent = NULL;
+	const char *formats = RENDER_FORMATS_ALL;
+	struct suite *s = NULL;
+	uint64_t seed;
+	long long n;
+	char err[1024], *work = NULL, *svc_dir = NULL;
+	services *svc = NULL;
+	json_t *report = NULL;
+	long long t0;
+	pid_t janitor_pid = 0;
+	int c, rc, janitor;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (nroutes == 64)
+				return cusage("%s", "at most 64 --route options");
+			routes[nroutes++] = optarg;
+			o.routes = routes;
+			break;
+		case 'o':
+			if (nscenarios == 64)
+				return cusage("%s", "at most 64 --only options");
+			scenarios[nscenarios++] = optarg;
+			o.scenarios = scenarios;
+			break;
+		case 's': o.schedule = optarg; break;
+		case 'j':
+			if (!cli_parse_ll(optarg, &n) || n < 1 || n > 64)
+				return cusage("--jobs must be 1 to 64, not '%s'", optarg);
+			o.jobs = (int)n;
+			break;
+		case 'x':
+			if (!parse_shard(optarg, &o.shard_index, &o.shard_count))
+				return cusage("--shard takes I/N with 1 <= I <= N <= "
+					      "1000 (shards count from 1), not '%s'",
+					      optarg);
+			break;
+		case 'S':
+			if (!cli_parse_ll(optarg, &n))
+				return cusage("--seed must be a number, not '%s'", optarg);
+			seed = (uint64_t)n;
+			o.seed = &seed;
+			break;
+		case 'O': out_dir = optarg; break;
+		case 'w': parent = optarg; break;
+		case 'k': o.keep = true; break;
+		case 'q': o.quiet = true; break;
+		case 'f':
+			if (render_formats_check(optarg, err, sizeof(err)))
+				return cusage("%s", err);
+			formats = optarg;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: return cusage("%s", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cusage("%s", "give exactly one SUITE.yaml");
+	o.suite_path = argv[optind];
+	rc = suite_load(o.suite_path, &s, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), err);
+		return EXIT_USAGE;
+	}
+	work = make_work_dir(parent);
+	if (!work) {
+		fprintf(stderr, "fencecert: IO: cannot create a work dir under '%s': "
+			"%s\n", parent ? parent : "/dev/shm, $TMPDIR or /tmp",
+			strerror(errno));
+		suite_free(s);
+		return EXIT_USAGE;
+	}
+	o.work_dir = work;
+	o.progress_tty = isatty(STDERR_FILENO);
+	catch_stop_signals();
+	janitor = o.keep ? -1 : start_janitor(work, &janitor_pid);
+	t0 = supervisor_now_ms();
+	if (asprintf(&svc_dir, "%s-services", work) < 0) {
+		svc_dir = NULL;
+		snprintf(err, sizeof(err), "out of memory");
+		rc = FC_NOMEM;
+	} else {
+		rc = services_start(s, svc_dir, &svc, err, sizeof(err));
+	}
+	o.services = svc;
+	if (!rc)
+		rc = certify_run(s, &o, &report, err, sizeof(err));
+	services_free(svc);
+	free(svc_dir);
+	if (!rc && report_json_finish(report, supervisor_now_ms() - t0)) {
+		snprintf(err, sizeof(err), "out of memory finishing the report");
+		rc = FC_NOMEM;
+	}
+	if (!rc)
+		rc = report_render_all(report, out_dir, formats, err, sizeof(err));
+	if (o.keep)
+		fprintf(stderr, "fencecert: schedule dirs kept in '%s'\n", work);
+	else if (fs_remove_tree(work))
+		fprintf(stderr, "fencecert: IO: cannot remove '%s'\n", work);
+	stop_janitor(janitor, janitor_pid);
+	free(work);
+	if (rc) {
+		fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), err);
+		json_decref(report);
+		suite_free(s);
+		if (certify_interrupted)
+			return 128 + SIGINT;
+		return rc == FC_USAGE ? EXIT_USAGE : EXIT_NOT_MET;
+	}
+	if (o.shard_count)
+		printf("shard %d/%d: verdicts over this shard's schedules only; "
+		       "'fencecert merge' the shards for the suite's verdicts\n\n",
+		       o.shard_index, o.shard_count);
+	print_table(report);
+	print_reasons(report);
+	printf("\nreports in %s/ (%s)\n", out_dir, formats);
+	rc = exit_status(report, o.shard_count > 0);
+	json_decref(report);
+	suite_free(s);
+	return rc;
+}

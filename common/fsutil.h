@@ -1,0 +1,36 @@
+/*
+ * fsutil.h -- the few file operations the harness needs: make a path,
+ * empty or remove a tree, read a file or write a buffer whole.  Trees are
+ * walked without following symlinks, so a route cannot make the harness
+ * delete outside a schedule directory.
+ */
+#ifndef FENCECERT_FSUTIL_H
+#define FENCECERT_FSUTIL_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* mkdir -p with mode 0755 (one mkdir() when the parent exists).  FC_IO on
+ * failure. */
+int fs_mkdirs(const char *path) FC_MUST_CHECK;
+
+/* rm -rf; a missing path is fine.  FC_IO when something stays. */
+int fs_remove_tree(const char *path) FC_MUST_CHECK;
+
+/* Remove everything inside dir and leave it empty (created if missing). */
+int fs_empty_dir(const char *path) FC_MUST_CHECK;
+
+/* write() all len bytes of buf to fd, again after EINTR or a short write.
+ * FC_IO on failure (errno says why). */
+int fs_write_all(int fd, const void *buf, size_t len) FC_MUST_CHECK;
+
+/* Read fd to its end into *out, a malloc'd NUL-terminated buffer of
+ * *len bytes (plus the NUL) that starts with room for cap (>= 1) bytes,
+ * NUL included, and doubles when full -- unless it already holds max_cap:
+ * then FC_USAGE (too large).  FC_IO (errno says why) when a read fails,
+ * FC_NOMEM; *out is NULL after any failure.  fd stays open. */
+int fs_read_all(int fd, size_t cap, size_t max_cap, char **out,
+		size_t *len) FC_MUST_CHECK;
+
+#endif

@@ -1,0 +1,519 @@
+/*
+ * journal_pg_session.c -- how a statement of the PostgreSQL journal reaches
+ * the server, and what it means when it does not (see
+ * journal_pg_session.h for the promises, journal_pg.c for the data).
+ *
+ *   open --parse url--> connect (connect_timeout) --> configure session
+ *                                                        |
+ *   every call: journal_pg__live() -- idle socket readable or session
+ *   lost? -> drop, connect again (once) --> prepare (first use) --> send
+ *   --> poll with the client deadline --> result | drop the session
+ *
+ * Failure families: libpq transport errors, SQLSTATE classes 08 (connection)
+ * and 57 (shutdown, cancel, statement timeout), 53, 58, 40, lock_timeout
+ * (55P03), read-only standby (25006) are FC_JOURNAL_UNAVAILABLE; data and
+ * schema errors (22, 23, 42) are FC_CORRUPT.  The session is dropped when
+ * the error says it is gone (no SQLSTATE, class 08, 57P0x) or a reply did
+ * not come in time.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/dl_pq.h"
+#include "common/pg_session.h"
+
+#define PG_TIMEOUT_MS_DEFAULT 10000
+#define PG_CONNECT_TIMEOUT_S "5"
+#define PG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors ------------------------------------------------------------- */
+
+/*
+ * SQLSTATE classes that say "not now" rather than "not ever": connection
+ * exceptions (08), operator intervention (57: shutdown, cancel, statement
+ * timeout), insufficient resources (53), system errors (58), transaction
+ * rollback (40), lock_timeout (55P03), a read-only standby (25006).
+ */
+static int pg_code(const struct pg *p, const char *sqlstate)
+{
+	static const char *const transient[] = { "08", "57", "53", "58", "40" };
+
+	if (!sqlstate)
+		return p->unavailable;
+	for (size_t i = 0; i < PG_ARRAY_SIZE(transient); i++)
+		if (strncmp(sqlstate, transient[i], 2) == 0)
+			return p->unavailable;
+	if (strcmp(sqlstate, "55P03") == 0 || strcmp(sqlstate, "25006") == 0)
+		return p->unavailable;
+	/* Data or schema not as we wrote them. */
+	if (strncmp(sqlstate, "22", 2) == 0 || strncmp(sqlstate, "23", 2) == 0 ||
+	    strncmp(sqlstate, "42", 2) == 0)
+		return FC_CORRUPT;
+	return p->unavailable;
+}
+
+/* A libpq message, one line, with the URL's password masked. */
+static void pg_scrub(const struct pg *p, const char *msg, char *out,
+		     size_t len)
+{
+	const char *pw = p->password;
+	size_t pwlen = pw ? strlen(pw) : 0, used = 0;
+
+	out[0] = '\0';
+	while (msg && *msg && used + 1 < len) {
+		if (pwlen && strncmp(msg, pw, pwlen) == 0) {
+			used += (size_t)snprintf(out + used, len - used, "***");
+			msg += pwlen;
+			continue;
+		}
+		/* libpq's "line\n\tmore" becomes "line more". */
+		if (strchr("\n\r\t", *msg)) {
+			if (used > 0 && out[used - 1] != ' ')
+				out[used++] = ' ';
+		} else {
+			out[used++] = *msg;
+		}
+		out[used] = '\0';
+		msg++;
+	}
+	while (used > 0 && out[used - 1] == ' ')
+		out[--used] = '\0';
+}
+
+static int pg_fail(journal *j, int code, const char *what, const char *msg)
+{
+	struct pg *p = j->impl;
+	char clean[384];
+
+	pg_scrub(p, msg, clean, sizeof(clean));
+	return journal__fail(j, code, "cannot %s %s '%s': %s", what, p->kind,
+			     p->url, clean);
+}
+
+/* ---- connection --------------------------------------------------------- */
+
+static long long pg_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pg_drop(struct pg *p)
+{
+	if (p->conn)
+		PQfinish(p->conn);
+	p->conn = NULL;
+	p->prepared = 0;
+}
+
+/* Server notices (and a FATAL sent to an idle session) are not ours to
+ * print: journal_pg__live() notices a session the server closed. */
+static void pg_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/*
+ * Collect the reply to what was just sent, waiting at most the client
+ * deadline.  Returns 0 with *out set (the first error result if any, else
+ * the last result), or FC_JOURNAL_UNAVAILABLE with the connection dropped.
+ */
+static int pg_reply(journal *j, const char *what, PGresult **out)
+{
+	struct pg *p = j->impl;
+	long long wait = (long long)p->timeout_ms + p->timeout_ms / 2;
+	long long deadline = pg_mono_ms() + wait;
+	PGresult *keep = NULL, *res;
+
+	*out = NULL;
+	for (;;) {
+		while (PQisBusy(p->conn)) {
+			struct pollfd pfd = { PQsocket(p->conn), POLLIN, 0 };
+			long long left = deadline - pg_mono_ms();
+			int n;
+
+			if (left <= 0) {
+				PQclear(keep);
+				pg_drop(p);
+				return journal__fail(j, p->unavailable,
+						     "cannot %s %s '%s': no "
+						     "reply within %lld ms", what,
+						     p->kind, p->url, wait);
+			}
+			n = poll(&pfd, 1, (int)left);
+			if ((n < 0 && errno != EINTR) ||
+			    (n > 0 && !PQconsumeInput(p->conn)))
+				break;
+		}
+		/* Never call PQgetResult() while busy: it would block. */
+		if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn))
+			break;
+		if (!(res = PQgetResult(p->conn)))
+			break;
+		if (!keep || (PQresultStatus(keep) != PGRES_FATAL_ERROR &&
+			      PQresultStatus(res) == PGRES_FATAL_ERROR)) {
+			PQclear(keep);
+			keep = res;
+		} else {
+			PQclear(res);
+		}
+	}
+	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
+		int rc = pg_fail(j, p->unavailable, what,
+				 PQerrorMessage(p->conn));
+
+		PQclear(keep);
+		pg_drop(p);
+		return rc;
+	}
+	*out = keep;
+	return 0;
+}
+
+/* The session died with a write in flight: it may or may not have
+ * committed, and only a fresh read can tell (invariant 5). */
+static void pg_outcome_unknown(journal *j)
+{
+	static const char note[] = "; the outcome is unknown, re-read the "
+				   "operation";
+	size_t len = strlen(j->errmsg);
+
+	if (len + sizeof(note) > sizeof(j->errmsg))
+		len = sizeof(j->errmsg) - sizeof(note);
+	memcpy(j->errmsg + len, note, sizeof(note));
+}
+
+/*
+ * Check a result; on an error record it and return the family.  A result
+ * that says the session is gone (class 08, shutdown 57P0x, no SQLSTATE)
+ * also drops the connection.  For writes the message says the outcome is
+ * unknown when the session died under the statement.
+ */
+static int pg_check(journal *j, PGresult *res, ExecStatusType want,
+		    const char *what, int write)
+{
+	struct pg *p = j->impl;
+	const char *st;
+	int lost, rc;
+
+	if (PQresultStatus(res) == want)
+		return 0;
+	st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	lost = !st || strncmp(st, "08", 2) == 0 ||
+	       strncmp(st, "57P0", 4) == 0;
+	rc = pg_fail(j, pg_code(p, st), what, PQresultErrorMessage(res));
+	if (lost && write)
+		pg_outcome_unknown(j);
+	if (lost)
+		pg_drop(p);
+	return rc;
+}
+
+/* Run SQL text (no parameters or one) and check for `want`. */
+int journal_pg__exec(journal *j, const char *sql, const char *param,
+		     ExecStatusType want, const char *what, PGresult **out)
+{
+	return journal_pg__exec_n(j, sql, param ? 1 : 0, &param, want, what,
+				  out);
+}
+
+int journal_pg__exec_n(journal *j, const char *sql, int n,
+		       const char *const *params, ExecStatusType want,
+		       const char *what, PGresult **out)
+{
+	struct pg *p = j->impl;
+	PGresult *res;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (!(n ? PQsendQueryParams(p->conn, sql, n, NULL, params, NULL,
+				    NULL, 0) :
+		  PQsendQuery(p->conn, sql))) {
+		rc = pg_fail(j, p->unavailable, what,
+			     PQerrorMessage(p->conn));
+		pg_drop(p);
+		return rc;
+	}
+	if ((rc = pg_reply(j, what, &res)))
+		return rc;
+	if ((rc = pg_check(j, res, want, what, 0)) || !out)
+		PQclear(res);
+	else
+		*out = res;
+	return rc;
+}
+
+static int pg_session(journal *j)
+{
+	struct pg *p = j->impl;
+	char timeout[24], setup[512];
+
+	snprintf(timeout, sizeof(timeout), "%d", p->timeout_ms);
+	snprintf(setup, sizeof(setup), "SELECT"
+		 " set_config('statement_timeout', $1, false),"
+		 " set_config('lock_timeout', $1, false),"
+		 " set_config('synchronous_commit', 'on', false),"
+		 " set_config('plan_cache_mode', 'force_generic_plan', false),"
+		 " set_config('default_transaction_isolation', 'read committed',"
+		 " false)%s%s%s%s", p->schema[0] ? ", set_config('search_path', '" :
+		 "", p->schema, p->schema[0] ? "', false)" : "",
+		 /* journal_open_readonly(): the server refuses any write */
+		 j->readonly ? ", set_config('default_transaction_read_only',"
+		 " 'on', false)" : "");
+	return journal_pg__exec(j, setup, timeout, PGRES_TUPLES_OK,
+				"configure", NULL);
+}
+
+static int pg_connect(journal *j)
+{
+	struct pg *p = j->impl;
+	const char *keys[] = { "connect_timeout", "fallback_application_name",
+			       "dbname", NULL };
+	const char *vals[] = { PG_CONNECT_TIMEOUT_S, "fencecert", p->conninfo,
+			       NULL };
+	int rc;
+
+	pg_drop(p);
+	/* Defaults first: the URL's own values (expanded dbname) win. */
+	p->conn = PQconnectdbParams(keys, vals, 1);
+	if (!p->conn)
+		return journal__fail(j, FC_NOMEM, "out of memory connecting to "
+				     "%s '%s'", p->kind, p->url);
+	if (PQstatus(p->conn) != CONNECTION_OK) {
+		rc = pg_fail(j, p->unavailable, "connect to",
+			     PQerrorMessage(p->conn));
+		pg_drop(p);
+		return rc;
+	}
+	PQsetNoticeProcessor(p->conn, pg_quiet, NULL);
+	return pg_session(j);
+}
+
+/*
+ * Make sure there is a live session, reconnecting once if the last one was
+ * lost.  An idle session of ours is never sent anything (we LISTEN to
+ * nothing), so a readable socket means the server said goodbye (a
+ * shutdown's FATAL, EOF): a restarted server is noticed before a statement
+ * is sent into the dead socket.  At worst we reconnect needlessly.
+ */
+int journal_pg__live(journal *j)
+{
+	struct pg *p = j->impl;
+	struct pollfd pfd;
+
+	if (p->conn && PQstatus(p->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(p->conn) == PQTRANS_IDLE) {
+		pfd.fd = PQsocket(p->conn);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 0)
+			return 0;
+	}
+	return pg_connect(j);
+}
+
+int journal_pg__run(journal *j, const struct pg_stmt *s, unsigned id, int n,
+		    const char *const *params, ExecStatusType want,
+		    const char *what, PGresult **out)
+{
+	struct pg *p = j->impl;
+	int write = s->write;
+	PGresult *res;
+	int rc;
+
+	*out = NULL;
+	if (!(p->prepared & (1u << id))) {
+		if (!PQsendPrepare(p->conn, s->name, s->sql, 0, NULL)) {
+			rc = pg_fail(j, p->unavailable, what,
+				     PQerrorMessage(p->conn));
+			pg_drop(p);
+			return rc;
+		}
+		/* Nothing ran yet: a failure here is not "unknown". */
+		if ((rc = pg_reply(j, what, &res)))
+			return rc;
+		rc = pg_check(j, res, PGRES_COMMAND_OK, what, 0);
+		PQclear(res);
+		if (rc)
+			return rc;
+		p->prepared |= 1u << id;
+	}
+	if (!PQsendQueryPrepared(p->conn, s->name, n, params, NULL, NULL, 0)) {
+		rc = pg_fail(j, p->unavailable, what,
+			     PQerrorMessage(p->conn));
+		pg_drop(p);
+		return rc;
+	}
+	if ((rc = pg_reply(j, what, &res))) {
+		if (write)
+			pg_outcome_unknown(j);
+		return rc;
+	}
+	if ((rc = pg_check(j, res, want, what, write))) {
+		PQclear(res);
+		return rc;
+	}
+	*out = res;
+	return 0;
+}
+
+void journal_pg__rollback(journal *j)
+{
+	struct pg *p = j->impl;
+	char saved[sizeof(j->errmsg)];
+
+	if (!p->conn || PQtransactionStatus(p->conn) == PQTRANS_IDLE)
+		return;
+	memcpy(saved, j->errmsg, sizeof(saved));
+	if (journal_pg__exec(j, "ROLLBACK", NULL, PGRES_COMMAND_OK,
+			     "roll back", NULL))
+		pg_drop(p); /* journal_pg__live() would not reuse it */
+	memcpy(j->errmsg, saved, sizeof(saved));
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
+{
+	const char *v = strchr(item, '=') + 1;
+	size_t n = len - (size_t)(v - item);
+	char *end;
+	long t;
+
+	if (strncmp(item, "schema=", 7) == 0) {
+		int ok = n > 0 && n < sizeof(p->schema) &&
+			 !(v[0] >= '0' && v[0] <= '9');
+
+		for (size_t i = 0; ok && i < n; i++)
+			ok = (v[i] >= 'a' && v[i] <= 'z') || v[i] == '_' ||
+			     (v[i] >= '0' && v[i] <= '9');
+		if (!ok)
+			return journal__fail(j, FC_USAGE, "invalid schema "
+					     "'%.*s' in %s url '%s' "
+					     "(expected [a-z_][a-z0-9_]*, at "
+					     "most 63 bytes)", (int)n, v, p->kind,
+					     p->url);
+		memcpy(p->schema, v, n);
+		p->schema[n] = '\0';
+		return 0;
+	}
+	errno = 0;
+	t = strtol(v, &end, 10);
+	if (errno || end != v + n || t < 1 || t > INT_MAX / 2)
+		return journal__fail(j, FC_USAGE, "invalid timeout_ms '%.*s' in "
+				     "%s url '%s'", (int)n, v, p->kind, p->url);
+	p->timeout_ms = (int)t;
+	return 0;
+}
+
+/* Split fencecert's parameters off the URL; libpq checks the rest. */
+static int pg_parse_url(journal *j, struct pg *p, const char *url)
+{
+	const char *q = strchr(url, '?'), *item;
+	size_t used = q ? (size_t)(q - url) : strlen(url);
+	PQconninfoOption *opts;
+	char sep = '?', *err = NULL;
+	int rc;
+
+	p->timeout_ms = PG_TIMEOUT_MS_DEFAULT;
+	/* Zeroed: it stays a string should a parameter below be refused. */
+	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
+		return journal__fail(j, FC_NOMEM, "out of memory opening "
+				     "%s '%s'", p->kind, p->url);
+	memcpy(p->conninfo, url, used);
+	for (item = q ? q + 1 : ""; *item; ) {
+		size_t len = strcspn(item, "&");
+
+		if (strncmp(item, "schema=", 7) == 0 ||
+		    strncmp(item, "timeout_ms=", 11) == 0) {
+			if ((rc = pg_param(j, p, item, len)))
+				return rc;
+		} else if (len) {
+			p->conninfo[used++] = sep;
+			memcpy(p->conninfo + used, item, len);
+			used += len;
+			sep = '&';
+		}
+		item += len + (item[len] ? 1 : 0);
+	}
+	p->conninfo[used] = '\0';
+	if (!(opts = PQconninfoParse(p->conninfo, &err))) {
+		/* libpq may quote the part it disliked: say nothing more
+		 * when that part could hold a password. */
+		rc = journal__fail(j, err ? FC_USAGE : FC_NOMEM, "invalid %s "
+				   "url '%s'%s%s", p->kind, p->url,
+				   strcmp(p->url, url) ? "" : ": ",
+				   strcmp(p->url, url) || !err ? "" : err);
+		if (err)
+			PQfreemem(err);
+		for (char *c = j->errmsg; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return rc;
+	}
+	rc = 0;
+	for (PQconninfoOption *o = opts; o->keyword; o++)
+		if (strcmp(o->keyword, "password") == 0 && o->val && *o->val &&
+		    !(p->password = strdup(o->val)))
+			rc = journal__fail(j, FC_NOMEM, "out of memory opening "
+					   "%s '%s'", p->kind, p->url);
+	PQconninfoFree(opts);
+	return rc;
+}
+
+void journal_pg__close(void *impl)
+{
+	struct pg *p = impl;
+
+	if (!p)
+		return;
+	pg_drop(p);
+	/* Both may hold the password; do not leave it in freed memory. */
+	if (p->conninfo)
+		explicit_bzero(p->conninfo, strlen(p->conninfo));
+	if (p->password)
+		explicit_bzero(p->password, strlen(p->password));
+	free(p->conninfo);
+	free(p->password);
+	free(p);
+}
+
+int journal_pg__open_as(journal *j, const char *url, const char *kind,
+			int unavailable, int connect)
+{
+	struct pg *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return journal__fail(j, FC_NOMEM, "out of memory opening a "
+				     "%s", kind);
+	p->kind = kind;
+	p->unavailable = unavailable;
+	journal_redact_url(url, p->url, sizeof(p->url));
+	j->impl = p;
+	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
+		journal_pg__close(p);
+		j->impl = NULL;
+		return rc == FC_JOURNAL_UNAVAILABLE ? unavailable : rc;
+	}
+	if ((rc = pg_parse_url(j, p, url)) || (connect && (rc = pg_connect(j)))) {
+		journal_pg__close(p);
+		j->impl = NULL;
+	}
+	return rc;
+}
+
+int journal_pg__open(journal *j, const char *url)
+{
+	/* Connect now: a wrong URL or a dead server shows at open. */
+	return journal_pg__open_as(j, url, "journal", FC_JOURNAL_UNAVAILABLE, 1);
+}

@@ -1,0 +1,802 @@
+/*
+ * certify.c -- the certification run (certify.h): coordinator and the
+ * work each worker does for one schedule.
+ *
+ * Invariants:
+ *  1. The report does not depend on timing: schedules are sorted by
+ *     (scenario, job id) before they are written, and explorers build
+ *     their waves in job order whatever order results come back in.
+ *  2. A verdict is the checker's fold of every schedule of the route,
+ *     made unverified by exploration gaps (a declared failpoint never
+ *     reached, a discovery that failed); the route's `expect` is only
+ *     compared afterwards.
+ *  3. A schedule whose worker died is reported as unverified, never
+ *     dropped.
+ *
+ *   coordinator                               worker (pool.c)
+ *   -----------                               ------
+ *   explorers --job--> idle worker ---------> orchestrator_run()
+ *      ^                                       check_schedule()
+ *      +--trace-- result line <---------------- report_json_schedule()
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/sqlite_setup.h"
+#include "harness/certify/report_json.h"
+#include "harness/certify/certify.h"
+#include "harness/check/check.h"
+#include "harness/model/explore.h"
+#include "common/fsutil.h"
+#include "harness/run/orchestrator.h"
+#include "harness/proc/pool.h"
+#include "harness/model/record.h"
+#include "harness/model/schedule.h"
+#include "harness/proc/supervise.h"
+#include "common/put.h"
+
+#define UNVERIFIED_NOTES_MAX 20
+
+volatile sig_atomic_t certify_interrupted;
+
+/* --- the worker side ------------------------------------------------------------ */
+
+struct wctx {
+	const struct suite *s;
+	const struct certify_opts *o;
+	supervisor *sv;
+};
+
+/* Single-quote for sh when needed. */
+static void shell_quote(const char *in, char *out, size_t len)
+{
+	size_t k = 0;
+	bool plain = *in != '\0';
+
+	for (const char *c = in; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789-_./:@,+=", *c))
+			plain = false;
+	if (plain) {
+		snprintf(out, len, "%s", in);
+		return;
+	}
+	if (k + 1 < len)
+		out[k++] = '\'';
+	for (const char *c = in; *c && k + 5 < len; c++) {
+		if (*c == '\'') {
+			memcpy(out + k, "'\\''", 4);
+			k += 4;
+		} else {
+			out[k++] = *c;
+		}
+	}
+	if (k + 1 < len)
+		out[k++] = '\'';
+	out[k < len ? k : len - 1] = '\0';
+}
+
+static void reproduce(const struct certify_opts *o, const char *route,
+		      const char *scenario, const char *schedule, char *out,
+		      size_t len)
+{
+	char a[1024], b[300], c[300], d[SCHEDULE_STR_MAX + 64];
+
+	shell_quote(o->suite_path, a, sizeof(a));
+	shell_quote(route, b, sizeof(b));
+	shell_quote(scenario, c, sizeof(c));
+	/* always quoted: schedule strings hold ';' and '>' */
+	snprintf(d, sizeof(d), "'%s'", schedule);
+	put(out, len, "fencecert certify %s --route %s --only %s "
+		 "--schedule %s", a, b, c, d);
+}
+
+static json_t *work_error(const char *msg)
+{
+	return json_pack("{s:s}", "error", msg);
+}
+
+static json_t *work(void *ctx, json_t *job)
+{
+	struct wctx *w = ctx;
+	int ri = (int)json_integer_value(json_object_get(job, "r"));
+	int si = (int)json_integer_value(json_object_get(job, "s"));
+	int id = (int)json_integer_value(json_object_get(job, "id"));
+	const char *sched = json_string_value(json_object_get(job, "schedule"));
+	const struct route_spec *rs;
+	const struct scenario *sc;
+	struct rec_schedule *rec = NULL;
+	struct check_result cr;
+	struct fault *faults = NULL;
+	size_t nfaults = 0;
+	char err[600], dir[4096], repro[2048];
+	json_t *res;
+	int rc;
+
+	if (ri < 0 || (size_t)ri >= w->s->nroutes || si < 0 ||
+	    (size_t)si >= w->s->nscenarios || !sched)
+		return work_error("malformed job");
+	rs = &w->s->routes[ri];
+	sc = &w->s->scenarios[si];
+	if (!w->sv && supervisor_new(&w->sv, err, sizeof(err)))
+		return work_error(err);
+	if (schedule_parse(sched, &faults, &nfaults, err, sizeof(err)))
+		return work_error(err);
+	snprintf(dir, sizeof(dir), "%s/r%d-s%d-j%d", w->o->work_dir, ri, si, id);
+	if (fs_empty_dir(dir)) {
+		free(faults);
+		put(err, sizeof(err), "cannot create '%s'", dir);
+		return work_error(err);
+	}
+	rc = orchestrator_run(&(struct orch_params){
+			.suite = w->s, .route = rs, .scenario = sc->name,
+			.schedule = sched, .faults = faults, .nfaults = nfaults,
+			.operations = (int)json_integer_value(
+				json_object_get(job, "operations")),
+			.dir = dir, .sv = w->sv, .services = w->o->services,
+			.keep_namespaces = w->o->keep,
+			.sys_discover = sc->explore && sc->explore->syscalls &&
+				strcmp(json_string_value(json_object_get(job, "kind")),
+				       "discovery") == 0 ? sc->explore : NULL,
+		}, &rec, err, sizeof(err));
+	free(faults);
+	if (rc)
+		return work_error(err);
+	if (check_schedule(rec, json_is_true(json_object_get(job, "strict")),
+			   &cr)) {
+		record_free(rec);
+		return work_error("out of memory checking the schedule");
+	}
+	reproduce(w->o, rs->name, sc->name, sched, repro, sizeof(repro));
+	res = report_json_schedule(rec, &cr, &(struct report_job_info){
+			.kind = json_string_value(json_object_get(job, "kind")),
+			.strict = json_is_true(json_object_get(job, "strict")),
+			.reproduce = repro,
+		});
+	check_result_release(&cr);
+	record_free(rec);
+	if (!w->o->keep && fs_remove_tree(dir)) {
+		/* a leftover dir goes with the work dir at the end */
+	}
+	if (!res)
+		return work_error("out of memory reporting the schedule");
+	if (w->o->keep)
+		json_object_set_new(res, "dir", json_string(dir));
+	return res;
+}
+
+static void work_fini(void *ctx)
+{
+	struct wctx *w = ctx;
+
+	supervisor_free(w->sv);
+	w->sv = NULL;
+}
+
+/* --- the coordinator ------------------------------------------------------------ */
+
+struct unit {              /* one route x scenario */
+	int r, s;
+	explorer *ex;
+	int inflight;
+	bool done;
+	size_t schedules, violations;
+};
+
+struct sched_entry {
+	long long key;     /* scenario * 2^32 + job id */
+	json_t *json;
+};
+
+struct route_acc {
+	bool selected;
+	size_t nunits;                        /* (route, scenario) pairs run */
+	struct check_tally tally;
+	struct sched_entry *sched;
+	size_t nsched;
+	json_t *reached, *faulted, *declared; /* objects used as sets */
+	json_t *by_kind;
+	size_t no_failpoints, no_fences;      /* schedules where 6 / 7 unobservable */
+	json_t *notes;                        /* unverified reasons */
+	bool gap;                             /* exploration could not finish */
+};
+
+struct inflight {
+	struct unit *u;
+	int id;
+	bool wants_trace;
+	bool mine;          /* reported by this shard (always, unsharded) */
+	char kind[16];
+	char schedule[SCHEDULE_STR_MAX];
+};
+
+struct run {
+	const struct suite *s;
+	const struct certify_opts *o;
+	pool *pool;
+	struct unit *units;
+	size_t nunits;
+	struct route_acc *acc;
+	size_t done_schedules;
+	long long t0, last_progress;
+};
+
+static void note(struct route_acc *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct route_acc *a, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (json_array_size(a->notes) >= UNVERIFIED_NOTES_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(a->notes, json_string(buf));
+}
+
+static void set_add_all(json_t *set, json_t *names)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(names, i, v)
+		if (json_is_string(v))
+			json_object_set_new(set, json_string_value(v), json_true());
+}
+
+/* Failpoints a scenario names itself: they count as declared. */
+static void declare_scenario(json_t *set, const struct scenario *sc)
+{
+	for (size_t i = 0; i < sc->nfaults; i++) {
+		const struct fault *f = &sc->faults[i];
+		if (f->failpoint[0])
+			json_object_set_new(set, f->failpoint, json_true());
+		if (f->resume == RESUME_AT_NEXT_FAILPOINT && f->resume_at[0])
+			json_object_set_new(set, f->resume_at, json_true());
+	}
+	if (sc->explore && sc->explore->failpoints)
+		for (char **p = sc->explore->failpoints; *p; p++)
+			json_object_set_new(set, *p, json_true());
+}
+
+/* The report entry of a schedule that produced no result: same keys as
+ * report_json_schedule(), nothing observed. */
+static json_t *lost_schedule(const struct run *R, const struct unit *u,
+			     const struct inflight *in, const char *why)
+{
+	char repro[2048];
+
+	reproduce(R->o, R->s->routes[u->r].name, R->s->scenarios[u->s].name,
+		  in->schedule, repro, sizeof(repro));
+	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:s, s:s, s:s, s:[], "
+			 "s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:n}",
+			 "scenario", R->s->scenarios[u->s].name,
+			 "schedule", in->schedule, "kind", in->kind,
+			 "strict", true, "reproduce", repro, "duration_ms", 0,
+			 "outcome", outcome_name(OUTCOME_UNVERIFIED),
+			 "outcome_detail", why, "error", why, "violations",
+			 "unobservable", "faults", "applied", "reached", "faulted",
+			 "attempts", "operations", "target");
+}
+
+/* Feed a discovery trace (attempts -> failpoint names) to the explorer. */
+static int feed_trace(struct unit *u, int id, json_t *sched)
+{
+	json_t *attempts = json_object_get(sched, "attempts"), *a;
+	size_t n = json_array_size(attempts), i;
+	struct explore_attempt *ea = calloc(n ? n : 1, sizeof(*ea));
+	int rc = 0;
+
+	if (!ea)
+		return FC_NOMEM;
+	json_array_foreach(attempts, i, a) {
+		json_t *fps = json_object_get(a, "failpoints"), *fp;
+		json_t *sys = json_object_get(a, "syscalls");
+		size_t k;
+		const char **names = calloc(json_array_size(fps) + 1, sizeof(*names));
+		struct explore_syscall *es = calloc(json_array_size(sys) + 1,
+						    sizeof(*es));
+		ea[i].syscalls = es;
+		ea[i].hits = names;
+		if (!names || !es) {
+			rc = FC_NOMEM;
+			break;
+		}
+		json_array_foreach(fps, k, fp)
+			names[k] = json_string_value(json_object_get(fp, "name"));
+		json_array_foreach(sys, k, fp) {
+			es[k].syscall = json_string_value(json_object_get(fp, "syscall"));
+			es[k].path = json_string_value(json_object_get(fp, "path"));
+			es[k].count = (unsigned long)json_integer_value(
+				json_object_get(fp, "count"));
+			if (!es[k].syscall || !es[k].path)
+				es[k].count = 0;
+			else
+				ea[i].nsyscalls = k + 1;
+		}
+		ea[i].operation = (int)json_integer_value(json_object_get(a, "operation"));
+		ea[i].try_number = (int)json_integer_value(json_object_get(a, "try"));
+		ea[i].nhits = json_array_size(fps);
+	}
+	if (!rc)
+		rc = explorer_feed(u->ex, id, ea, n);
+	for (i = 0; i < n; i++) {
+		free((void *)ea[i].hits);
+		free((void *)ea[i].syscalls);
+	}
+	free(ea);
+	return rc;
+}
+
+static void account(struct run *R, struct unit *u, const struct inflight *in,
+		    json_t *sched)
+{
+	struct route_acc *a = &R->acc[u->r];
+	const char *oname = json_string_value(json_object_get(sched, "outcome"));
+	enum schedule_outcome oc = OUTCOME_UNVERIFIED;
+	size_t nv = json_array_size(json_object_get(sched, "violations")), i;
+	json_t *unobs = json_object_get(sched, "unobservable"), *v;
+	struct sched_entry *e;
+
+	if (!oname || !outcome_parse(oname, &oc))
+		oc = OUTCOME_UNVERIFIED;
+	check_tally_add(&a->tally, nv, oc);
+	if (oc == OUTCOME_UNVERIFIED)
+		note(a, "scenario '%s' schedule '%s': %s",
+		     R->s->scenarios[u->s].name, in->schedule,
+		     json_string_value(json_object_get(sched, "outcome_detail")));
+	json_array_foreach(unobs, i, v) {
+		a->no_failpoints += json_integer_value(v) == INV_RECONCILE_FIRST;
+		a->no_fences += json_integer_value(v) == INV_FENCING;
+	}
+	set_add_all(a->reached, json_object_get(sched, "reached"));
+	set_add_all(a->faulted, json_object_get(sched, "faulted"));
+	set_add_all(a->declared, json_object_get(sched, "reached"));
+	{
+		json_t *c = json_object_get(a->by_kind, in->kind);
+		json_object_set_new(a->by_kind, in->kind,
+				    json_integer(c ? json_integer_value(c) + 1 : 1));
+	}
+	u->schedules++;
+	u->violations += nv;
+	R->done_schedules++;
+	e = RECORD_PUSH(a->sched, a->nsched);
+	if (!e) {
+		json_decref(sched);
+		return;
+	}
+	e->key = ((long long)u->s << 32) | (unsigned)in->id;
+	e->json = sched;
+}
+
+static void handle_result(struct run *R, struct inflight *in, json_t *res)
+{
+	struct unit *u = in->u;
+	json_t *sched = res;
+	const char *err = json_string_value(json_object_get(res, "error"));
+
+	u->inflight--;
+	if (!res || (err && !json_object_get(res, "attempts"))) {
+		char why[400];
+		snprintf(why, sizeof(why), "%s", !res ? "the worker running it "
+			 "died" : err);
+		sched = lost_schedule(R, u, in, why);
+		json_decref(res);
+		if (in->wants_trace)
+			explorer_feed_failed(u->ex, in->id);
+	} else if (in->wants_trace && feed_trace(u, in->id, sched)) {
+		explorer_feed_failed(u->ex, in->id);
+	}
+	if (sched && in->mine)
+		account(R, u, in, sched);
+	else
+		json_decref(sched); /* another shard's discovery run */
+	free(in);
+}
+
+static void progress(struct run *R, bool force)
+{
+	long long now = supervisor_now_ms();
+	size_t total = 0;
+	double rate, eta;
+
+	if (R->o->quiet || !R->o->progress_tty)
+		return;
+	if (!force && now - R->last_progress < 100)
+		return;
+	R->last_progress = now;
+	for (size_t i = 0; i < R->nunits; i++)
+		total += explorer_jobs(R->units[i].ex);
+	rate = R->done_schedules / ((now - R->t0) / 1000.0 + 1e-3);
+	eta = rate > 0 ? (total - R->done_schedules) / rate : 0;
+	fprintf(stderr, "\rcertify: %zu/%zu schedules, %.0f/s, ETA %.0fs   ",
+		R->done_schedules, total, rate, eta);
+	fflush(stderr);
+}
+
+static void unit_finished(struct run *R, struct unit *u)
+{
+	struct route_acc *a = &R->acc[u->r];
+	const struct scenario *sc = &R->s->scenarios[u->s];
+
+	u->done = true;
+	for (const char *const *p = explorer_unreached(u->ex); *p; p++) {
+		a->gap = true;
+		note(a, "scenario '%s': declared failpoint '%s' was never reached",
+		     sc->name, *p);
+	}
+	if (explorer_incomplete(u->ex)) {
+		a->gap = true;
+		note(a, "scenario '%s': exploration incomplete (the route reported "
+		     "no failpoints or a discovery run failed)", sc->name);
+	}
+	if (!R->o->quiet && !R->o->progress_tty)
+		fprintf(stderr, "fencecert: %s / %s: %zu schedule(s), %zu "
+			"violation(s)\n", R->s->routes[u->r].name, sc->name,
+			u->schedules, u->violations);
+}
+
+/* Whether this shard reports job j of unit u (certify.h, sharding). */
+static bool mine(const struct run *R, const struct unit *u,
+		 const struct explore_job *j)
+{
+	size_t k = (size_t)(u - R->units);
+
+	if (R->o->shard_count <= 0)
+		return true;
+	return (k + (size_t)j->id) % (size_t)R->o->shard_count ==
+	       (size_t)(R->o->shard_index - 1);
+}
+
+/* The next job of the first unit that has one.  Another shard's job is
+ * skipped unless later waves need its trace. */
+static struct unit *next_job(struct run *R, const struct explore_job **job)
+{
+	for (size_t i = 0; i < R->nunits; i++) {
+		struct unit *u = &R->units[i];
+		enum explore_next n;
+		if (u->done)
+			continue;
+		do
+			n = explorer_next(u->ex, job);
+		while (n == EXPLORE_JOB && !(*job)->wants_trace &&
+		       !mine(R, u, *job));
+		if (n == EXPLORE_JOB)
+			return u;
+		if (n == EXPLORE_DONE && u->inflight == 0)
+			unit_finished(R, u);
+	}
+	return NULL;
+}
+
+static int submit(struct run *R, struct unit *u, const struct explore_job *j)
+{
+	struct inflight *in = calloc(1, sizeof(*in));
+	json_t *msg;
+	int rc;
+
+	if (!in)
+		return FC_NOMEM;
+	in->u = u;
+	in->id = j->id;
+	in->wants_trace = j->wants_trace;
+	in->mine = mine(R, u, j);
+	snprintf(in->kind, sizeof(in->kind), "%s", j->kind);
+	snprintf(in->schedule, sizeof(in->schedule), "%s",
+		 j->nfaults ? j->schedule : "clean");
+	msg = json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:s}", "r", u->r,
+			"s", u->s, "id", j->id, "schedule", in->schedule,
+			"operations", j->operations, "strict", j->strict,
+			"kind", j->kind);
+	rc = msg ? pool_submit(R->pool, msg, in) : FC_NOMEM;
+	json_decref(msg);
+	if (rc) {
+		free(in);
+		return rc;
+	}
+	u->inflight++;
+	return 0;
+}
+
+static int loop(struct run *R)
+{
+	for (;;) {
+		const struct explore_job *job;
+		struct unit *u;
+		json_t *res;
+		void *tag;
+		int rc;
+
+		if (certify_interrupted)
+			return FC_IO;
+		while (pool_has_idle(R->pool) && (u = next_job(R, &job))) {
+			rc = submit(R, u, job);
+			if (rc)
+				return rc;
+		}
+		if (!pool_busy(R->pool)) {
+			if (!pool_has_idle(R->pool))
+				return FC_IO; /* every worker is gone */
+			return 0;     /* nothing runs and nothing is ready */
+		}
+		rc = pool_collect(R->pool, R->o->progress_tty ? 100 : -1, &res, &tag);
+		if (rc < 0)
+			return rc;
+		if (rc == 1 && tag)
+			handle_result(R, tag, res);
+		progress(R, false);
+	}
+}
+
+/* --- assembling the report ------------------------------------------------------ */
+
+static int entry_cmp(const void *a, const void *b)
+{
+	long long x = ((const struct sched_entry *)a)->key;
+	long long y = ((const struct sched_entry *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+static json_t *set_list(json_t *set)
+{
+	json_t *arr = json_array();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(set, k, v)
+		json_array_append_new(arr, json_string(k));
+	return arr;
+}
+
+static json_t *coverage(const struct route_acc *a)
+{
+	json_t *c = json_object(), *unobs = json_array(), *never = json_array();
+	json_t *by = json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(a->declared, k, v)
+		if (!json_object_get(a->faulted, k))
+			json_array_append_new(never, json_string(k));
+	for (int o = 0; o < OUTCOME_COUNT; o++)
+		if (a->tally.by_outcome[o])
+			json_object_set_new(by, outcome_name(o),
+					    json_integer((json_int_t)a->tally.by_outcome[o]));
+	if (a->nsched && a->no_failpoints == a->nsched)
+		json_array_append_new(unobs, json_pack("{s:i, s:s, s:s}",
+			"invariant", INV_RECONCILE_FIRST, "name",
+			invariant_name(INV_RECONCILE_FIRST), "why",
+			"the route reports no failpoints"));
+	if (a->nsched && a->no_fences == a->nsched)
+		json_array_append_new(unobs, json_pack("{s:i, s:s, s:s}",
+			"invariant", INV_FENCING, "name",
+			invariant_name(INV_FENCING), "why",
+			"the target's fence records cannot be observed"));
+	json_object_set_new(c, "failpoints_declared",
+			    json_integer((json_int_t)json_object_size(a->declared)));
+	json_object_set_new(c, "failpoints_reached",
+			    json_integer((json_int_t)json_object_size(a->reached)));
+	json_object_set_new(c, "failpoints_faulted",
+			    json_integer((json_int_t)json_object_size(a->faulted)));
+	json_object_set_new(c, "declared", set_list(a->declared));
+	json_object_set_new(c, "reached", set_list(a->reached));
+	json_object_set_new(c, "faulted", set_list(a->faulted));
+	json_object_set_new(c, "never_faulted", never);
+	json_object_set_new(c, "schedules", json_integer((json_int_t)a->nsched));
+	json_object_set_new(c, "by_outcome", by);
+	json_object_set_new(c, "by_kind", json_deep_copy(a->by_kind));
+	json_object_set_new(c, "invariants_not_observable", unobs);
+	json_object_set_new(c, "syscall_occurrences_explored", json_integer(0));
+	json_object_set_new(c, "unverified", json_deep_copy(a->notes));
+	return c;
+}
+
+static enum verdict route_verdict(const struct route_acc *a)
+{
+	enum verdict v = check_tally_verdict(&a->tally);
+
+	if (v != VERDICT_REJECTED && a->gap)
+		return VERDICT_UNVERIFIED;
+	return v;
+}
+
+static int add_route(struct run *R, json_t *report, size_t r)
+{
+	struct route_acc *a = &R->acc[r];
+	json_t *schedules = json_array(), *violations = json_array();
+
+	qsort(a->sched, a->nsched, sizeof(*a->sched), entry_cmp);
+	for (size_t i = 0; i < a->nsched; i++) {
+		json_t *vs = json_object_get(a->sched[i].json, "violations"), *v;
+		size_t k;
+		json_array_foreach(vs, k, v)
+			json_array_append(violations, v);
+		json_array_append_new(schedules, a->sched[i].json);
+		a->sched[i].json = NULL;
+	}
+	return report_json_add_route(report, &R->s->routes[r], route_verdict(a),
+				     coverage(a), violations, schedules);
+}
+
+/* --- setup ---------------------------------------------------------------------- */
+
+static bool listed(const char *const *names, const char *name)
+{
+	if (!names)
+		return true;
+	for (; *names; names++)
+		if (strcmp(*names, name) == 0)
+			return true;
+	return false;
+}
+
+/* Every name of `names` must exist in the suite. */
+static int check_names(const char *const *names, const struct suite *s,
+		       bool routes, char *err, size_t errlen)
+{
+	for (; names && *names; names++) {
+		bool found = false;
+		size_t n = routes ? s->nroutes : s->nscenarios;
+		for (size_t i = 0; i < n && !found; i++)
+			found = strcmp(*names, routes ? s->routes[i].name :
+				       s->scenarios[i].name) == 0;
+		if (!found) {
+			snprintf(err, errlen, "the suite has no %s named '%s'",
+				 routes ? "route" : "scenario", *names);
+			return FC_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int select_units(struct run *R, char *err, size_t errlen)
+{
+	const struct suite *s = R->s;
+	const struct certify_opts *o = R->o;
+	int rc;
+
+	if ((rc = check_names(o->routes, s, true, err, errlen)) ||
+	    (rc = check_names(o->scenarios, s, false, err, errlen)))
+		return rc;
+	R->units = calloc(s->nroutes * s->nscenarios + 1, sizeof(*R->units));
+	R->acc = calloc(s->nroutes, sizeof(*R->acc));
+	if (!R->units || !R->acc)
+		return FC_NOMEM;
+	for (size_t r = 0; r < s->nroutes; r++) {
+		struct route_acc *a = &R->acc[r];
+		if (!listed(o->routes, s->routes[r].name))
+			continue;
+		a->selected = true;
+		a->reached = json_object();
+		a->faulted = json_object();
+		a->declared = json_object();
+		a->by_kind = json_object();
+		a->notes = json_array();
+		if (!a->reached || !a->faulted || !a->declared || !a->by_kind ||
+		    !a->notes)
+			return FC_NOMEM;
+		for (size_t i = 0; i < s->nscenarios; i++) {
+			const struct scenario *sc = &s->scenarios[i];
+			struct unit *u = &R->units[R->nunits];
+			if (!listed(o->scenarios, sc->name) ||
+			    !scenario_applies_to(sc, s->routes[r].name))
+				continue;
+			declare_scenario(a->declared, sc);
+			if (o->schedule)
+				rc = explorer_new_replay(s, sc, o->schedule, &u->ex,
+							 err, errlen);
+			else
+				rc = explorer_new(s, sc, o->seed, &u->ex, err, errlen);
+			if (rc)
+				return rc;
+			u->r = (int)r;
+			u->s = (int)i;
+			R->nunits++;
+			a->nunits++;
+		}
+		/* A route no selected scenario applies to is left out,
+		 * unless it was asked for by name. */
+		if (!a->nunits && o->routes) {
+			snprintf(err, errlen, "no selected scenario applies to "
+				 "route '%s' (see the scenarios' routes: lists)",
+				 s->routes[r].name);
+			return FC_USAGE;
+		}
+		a->selected = a->nunits > 0;
+	}
+	if (!R->nunits) {
+		snprintf(err, errlen, "no selected scenario applies to any "
+			 "selected route");
+		return FC_USAGE;
+	}
+	return 0;
+}
+
+static void release(struct run *R)
+{
+	for (size_t i = 0; i < R->nunits; i++)
+		explorer_free(R->units[i].ex);
+	free(R->units);
+	for (size_t r = 0; R->acc && r < R->s->nroutes; r++) {
+		struct route_acc *a = &R->acc[r];
+		for (size_t i = 0; i < a->nsched; i++)
+			json_decref(a->sched[i].json);
+		free(a->sched);
+		json_decref(a->reached);
+		json_decref(a->faulted);
+		json_decref(a->declared);
+		json_decref(a->by_kind);
+		json_decref(a->notes);
+	}
+	free(R->acc);
+}
+
+int certify_run(const struct suite *s, const struct certify_opts *o,
+		json_t **report, char *err, size_t errlen)
+{
+	struct run R = { .s = s, .o = o };
+	struct wctx w = { .s = s, .o = o };
+	json_t *rep = NULL;
+	int rc;
+
+	*report = NULL;
+	fc_sqlite_setup(); /* before a worker opens its first target */
+	if (o->schedule && (!o->scenarios || !o->scenarios[0] ||
+			    o->scenarios[1])) {
+		snprintf(err, errlen, "--schedule needs exactly one --only SCENARIO");
+		return FC_USAGE;
+	}
+	if (o->schedule && o->shard_count) {
+		snprintf(err, errlen, "--schedule replays one schedule: it does "
+			 "not combine with --shard");
+		return FC_USAGE;
+	}
+	rc = select_units(&R, err, errlen);
+	if (rc) {
+		if (rc == FC_NOMEM)
+			snprintf(err, errlen, "out of memory");
+		release(&R);
+		return rc;
+	}
+	R.t0 = supervisor_now_ms();
+	rc = pool_new(o->jobs, work, work_fini, &w, &R.pool, err, errlen);
+	if (!rc) {
+		rc = loop(&R);
+		if (rc && certify_interrupted)
+			snprintf(err, errlen, "interrupted");
+		else if (rc)
+			snprintf(err, errlen, "the worker pool failed (%s)",
+				 error_name(rc));
+	}
+	pool_free(R.pool);
+	progress(&R, true);
+	if (o->progress_tty && !o->quiet)
+		fputc('\n', stderr);
+	if (!rc) {
+		rep = report_json_new(s, o->seed, o->jobs);
+		if (rep && o->shard_count &&
+		    json_object_set_new(rep, "shard", json_pack("{s:i, s:i}",
+				"index", o->shard_index, "count", o->shard_count)))
+			rc = FC_NOMEM;
+		for (size_t r = 0; rep && r < s->nroutes && !rc; r++)
+			if (R.acc[r].selected)
+				rc = add_route(&R, rep, r);
+		if (!rep || rc) {
+			snprintf(err, errlen, "out of memory building the report");
+			rc = FC_NOMEM;
+		}
+	}
+	release(&R);
+	if (rc) {
+		json_decref(rep);
+		return rc;
+	}
+	*report = rep;
+	return 0;
+}

@@ -1,0 +1,517 @@
+/*
+ * report_json.c -- the fencecert.report.v1 JSON (report_json.h).
+ *
+ * Invariants:
+ *  1. Every value is built with jansson; strings from routes (failpoint
+ *     names, row keys, stderr paths) are escaped by the library.
+ *  2. A failed allocation anywhere makes the whole object NULL: a report
+ *     is complete or absent, never silently short.
+ *  3. The file is written to a temporary name and renamed, so a reader
+ *     never sees half a report.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+#include "common/fsutil.h"
+#include "harness/model/schedule.h"
+#include "journal/identity.h"
+#include "journal/journal_json.h"
+#include "journal/states.h"
+#include "harness/certify/report_json.h"
+
+/* Build helper: json_object_set_new() steals even on failure. */
+struct jb {
+	int failed;
+};
+
+static void set(struct jb *b, json_t *obj, const char *key, json_t *v)
+{
+	if (!v || !obj || json_object_set_new(obj, key, v))
+		b->failed = 1;
+}
+
+static void push(struct jb *b, json_t *arr, json_t *v)
+{
+	if (!v || !arr || json_array_append_new(arr, v))
+		b->failed = 1;
+}
+
+static json_t *done(struct jb *b, json_t *obj)
+{
+	if (b->failed || !obj) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static const char *task_name(enum task_state t)
+{
+	switch (t) {
+	case TASK_SUCCESS: return "success";
+	case TASK_FAILED: return "failed";
+	case TASK_RETRIES_EXHAUSTED: return "retries-exhausted";
+	default: return "not-run";
+	}
+}
+
+static json_t *fault_string(const struct fault *f)
+{
+	char s[SCHEDULE_STR_MAX];
+
+	if (schedule_format(f, 1, s, sizeof(s)))
+		return json_string("?");
+	return json_string(s);
+}
+
+/* --- one schedule ---------------------------------------------------------- */
+
+static json_t *attempt_json(const struct rec_schedule *r, size_t i)
+{
+	const struct rec_attempt *a = &r->attempts[i];
+	json_t *o = json_object(), *hits = json_array(), *deltas = json_array();
+	struct jb b = { 0 };
+	json_int_t added = 0;
+	char end[64];
+
+	record_attempt_end(a, end, sizeof(end));
+	set(&b, o, "index", json_integer((json_int_t)i + 1));
+	set(&b, o, "operation", json_integer(a->operation));
+	set(&b, o, "try", json_integer(a->try_number));
+	set(&b, o, "pid", json_integer(a->pid));
+	set(&b, o, "start_ms", json_integer(a->start_ms));
+	set(&b, o, "end_ms", json_integer(a->end_ms));
+	set(&b, o, "end", json_string(end));
+	set(&b, o, "exit", a->signal || a->spawn_failed ? json_null()
+							: json_integer(a->exit_code));
+	if (a->signal) {
+		const char *sig = sigabbrev_np(a->signal);
+		char name[32];
+		snprintf(name, sizeof(name), "SIG%s", sig ? sig : "?");
+		set(&b, o, "signal", json_string(name));
+	} else {
+		set(&b, o, "signal", json_null());
+	}
+	set(&b, o, "timed_out", json_boolean(a->timed_out));
+	set(&b, o, "killed", json_boolean(a->killed));
+	set(&b, o, "zombie", json_boolean(a->zombie));
+	set(&b, o, "resumed", json_boolean(a->resumed));
+	set(&b, o, "counted", json_boolean(a->counted));
+	set(&b, o, "concurrent", json_integer(a->concurrent));
+	for (size_t h = 0; h < a->nhits; h++) {
+		char ans[2] = { a->hits[h].answer, 0 };
+		push(&b, hits, json_pack("{s:s, s:I, s:s}", "name", a->hits[h].name,
+					 "at_ms", (json_int_t)a->hits[h].at_ms,
+					 "answer", ans));
+	}
+	set(&b, o, "failpoints", hits);
+	{
+		json_t *faults = json_array();
+		for (size_t f = 0; f < r->napplied; f++)
+			if (r->applied[f].attempt == (int)i)
+				push(&b, faults, json_string(r->applied[f].what));
+		set(&b, o, "faults", faults);
+	}
+	/* First inserts are counted, not listed: with big partitions they
+	 * are nearly all the deltas, and nothing judges them by row. */
+	for (size_t d = 0; d < a->ndeltas; d++) {
+		if (record_delta_is_first_insert(&a->deltas[d])) {
+			added++;
+			continue;
+		}
+		push(&b, deltas, json_pack("{s:s, s:I, s:I}", "row_key",
+					   a->deltas[d].row_key, "before",
+					   (json_int_t)a->deltas[d].before, "after",
+					   (json_int_t)a->deltas[d].after));
+	}
+	set(&b, o, "rows_added", json_integer(added));
+	set(&b, o, "row_deltas", deltas);
+	if (a->nsyscalls) {
+		json_t *sys = json_array();
+		for (size_t k = 0; k < a->nsyscalls; k++)
+			push(&b, sys, json_pack("{s:s, s:s, s:I}", "syscall",
+						a->syscalls[k].syscall, "path",
+						a->syscalls[k].path, "count",
+						(json_int_t)a->syscalls[k].count));
+		set(&b, o, "syscalls", sys);
+	}
+	set(&b, o, "journal_failed", json_boolean(a->journal_failed));
+	set(&b, o, "stderr", json_string(a->stderr_path ? a->stderr_path : ""));
+	return done(&b, o);
+}
+
+static json_t *applied_json(const struct rec_schedule *r)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t i = 0; i < r->napplied; i++) {
+		const struct rec_applied *ap = &r->applied[i];
+		json_t *o = json_object();
+		set(&b, o, "at_ms", json_integer(ap->at_ms));
+		set(&b, o, "fault", ap->fault >= 0 && (size_t)ap->fault < r->nfaults ?
+			fault_string(&r->faults[ap->fault]) : json_null());
+		set(&b, o, "attempt", ap->attempt >= 0 ?
+			json_integer(ap->attempt + 1) : json_null());
+		set(&b, o, "operation", json_integer(ap->operation));
+		set(&b, o, "what", json_string(ap->what));
+		push(&b, arr, o);
+	}
+	return done(&b, arr);
+}
+
+static json_t *faults_json(const struct rec_schedule *r)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t i = 0; i < r->nfaults; i++)
+		push(&b, arr, json_pack("{s:o, s:b}", "fault",
+					fault_string(&r->faults[i]), "fired",
+					r->fired[i]));
+	return done(&b, arr);
+}
+
+static const struct rec_observation *final_obs(const struct rec_schedule *r)
+{
+	for (size_t k = r->nobs; k-- > 0;)
+		if (r->obs[k].status == 0)
+			return &r->obs[k];
+	return NULL;
+}
+
+struct rowsum {
+	long long expected, present, duplicated, missing;
+};
+
+static struct rowsum op_rows(const struct rec_operation *op,
+			     const struct rec_observation *ob)
+{
+	struct rowsum s = { (long long)op->nrows, 0, 0, 0 };
+
+	for (size_t j = 0; j < op->nrows && ob; j++) {
+		long long c = record_row_count(ob, op->row_keys[j]);
+		s.present += c > 0;
+		s.duplicated += c > 1;
+		s.missing += c == 0;
+	}
+	if (!ob)
+		s.missing = s.expected;
+	return s;
+}
+
+static json_t *rowsum_json(struct rowsum s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "rows_expected",
+			 (json_int_t)s.expected, "rows_present",
+			 (json_int_t)s.present, "rows_duplicated",
+			 (json_int_t)s.duplicated, "rows_missing",
+			 (json_int_t)s.missing);
+}
+
+static json_t *operation_json(const struct rec_operation *op,
+			      const struct rec_observation *ob)
+{
+	json_t *o = json_object(), *hist = json_array(), *ev = json_array();
+	struct jb b = { 0 };
+	struct rowsum s = op_rows(op, ob);
+
+	set(&b, o, "index", json_integer(op->index));
+	set(&b, o, "operation_id", json_string(op->operation_id));
+	set(&b, o, "intent_digest", json_string(op->intent_digest));
+	set(&b, o, "task", json_string(task_name(op->task)));
+	set(&b, o, "source_changed_after_try",
+	    json_integer(op->source_changed_after));
+	set(&b, o, "target", rowsum_json(s));
+	if (op->journal_status == 0)
+		set(&b, o, "journal", journal_entry_to_json(&op->entry));
+	else if (op->journal_status == FC_NOT_FOUND)
+		set(&b, o, "journal", json_null());
+	else
+		set(&b, o, "journal", json_pack("{s:s}", "error",
+						error_name(op->journal_status)));
+	for (size_t h = 0; h < op->nhistory; h++)
+		push(&b, hist, journal_transition_to_json(&op->history[h]));
+	set(&b, o, "history", hist);
+	for (size_t e = 0; e < op->nevidence; e++) {
+		const struct rec_evidence *x = &op->evidence[e];
+		push(&b, ev, json_pack("{s:i, s:s, s:b, s:s, s:s, s:I}",
+				       "try", x->try_number, "path", x->path,
+				       "valid", x->valid, "state", x->state,
+				       "operation_id", x->operation_id,
+				       "rows_written", (json_int_t)x->rows_written));
+	}
+	set(&b, o, "evidence", ev);
+	return done(&b, o);
+}
+
+/* Failpoint names as a sorted, unique JSON array. */
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static json_t *name_set(const char **names, size_t n)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+			push(&b, arr, json_string(names[i]));
+	return done(&b, arr);
+}
+
+static json_t *reached_json(const struct rec_schedule *r)
+{
+	size_t n = 0, k = 0;
+	const char **v;
+	json_t *out;
+
+	for (size_t i = 0; i < r->nattempts; i++)
+		n += r->attempts[i].nhits;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->nattempts; i++)
+		for (size_t h = 0; h < r->attempts[i].nhits; h++)
+			v[k++] = r->attempts[i].hits[h].name;
+	out = name_set(v, k);
+	free(v);
+	return out;
+}
+
+static json_t *faulted_json(const struct rec_schedule *r)
+{
+	const char **v = malloc((r->nfaults ? r->nfaults : 1) * sizeof(*v));
+	size_t k = 0;
+	json_t *out;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->nfaults; i++) {
+		const struct fault *f = &r->faults[i];
+		if (r->fired[i] && (f->action == FAULT_KILL ||
+				    f->action == FAULT_PAUSE ||
+				    f->action == FAULT_FAIL))
+			v[k++] = f->failpoint;
+	}
+	out = name_set(v, k);
+	free(v);
+	return out;
+}
+
+static json_t *violations_json(const struct rec_schedule *r,
+			       const struct check_result *c, const char *repro)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t i = 0; i < c->nviolations; i++) {
+		const struct violation *v = &c->violations[i];
+		push(&b, arr, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s}",
+					"invariant", v->invariant,
+					"name", invariant_name(v->invariant),
+					"operation_id", v->operation_id,
+					"scenario", r->scenario,
+					"schedule", r->schedule,
+					"detail", v->detail,
+					"reproduce", repro));
+	}
+	return done(&b, arr);
+}
+
+json_t *report_json_schedule(const struct rec_schedule *r,
+			     const struct check_result *c,
+			     const struct report_job_info *info)
+{
+	json_t *o = json_object(), *attempts = json_array(), *ops = json_array();
+	json_t *unobs = json_array();
+	const struct rec_observation *ob = final_obs(r);
+	struct rowsum total = { 0, 0, 0, 0 };
+	struct jb b = { 0 };
+
+	set(&b, o, "scenario", json_string(r->scenario));
+	set(&b, o, "schedule", json_string(r->schedule));
+	set(&b, o, "kind", json_string(info->kind ? info->kind : "fixed"));
+	set(&b, o, "strict", json_boolean(info->strict));
+	set(&b, o, "reproduce", json_string(info->reproduce));
+	set(&b, o, "duration_ms", json_integer(r->duration_ms));
+	set(&b, o, "outcome", json_string(outcome_name(c->outcome)));
+	set(&b, o, "outcome_detail", json_string(c->why));
+	set(&b, o, "error", r->status ? json_string(r->error) : json_null());
+	set(&b, o, "violations", violations_json(r, c, info->reproduce));
+	for (int inv = 1; inv <= INV_COUNT; inv++)
+		if (c->unobservable & INV_BIT(inv))
+			push(&b, unobs, json_integer(inv));
+	set(&b, o, "unobservable", unobs);
+	set(&b, o, "faults", faults_json(r));
+	set(&b, o, "applied", applied_json(r));
+	set(&b, o, "reached", reached_json(r));
+	set(&b, o, "faulted", faulted_json(r));
+	for (size_t i = 0; i < r->nattempts; i++)
+		push(&b, attempts, attempt_json(r, i));
+	set(&b, o, "attempts", attempts);
+	for (size_t i = 0; i < r->nops; i++) {
+		struct rowsum s = op_rows(&r->ops[i], ob);
+		total.expected += s.expected;
+		total.present += s.present;
+		total.duplicated += s.duplicated;
+		total.missing += s.missing;
+		push(&b, ops, operation_json(&r->ops[i], ob));
+	}
+	set(&b, o, "operations", ops);
+	{
+		json_t *t = rowsum_json(total);
+		set(&b, t, "observations", json_integer((json_int_t)r->nobs));
+		set(&b, t, "fences_observed",
+		    json_boolean(ob && ob->fences_observed));
+		set(&b, t, "rows_total", json_integer(ob ? (json_int_t)ob->nrows : 0));
+		set(&b, o, "target", t);
+	}
+	return done(&b, o);
+}
+
+/* --- the whole report ------------------------------------------------------ */
+
+void report_json_route_digest(const struct route_spec *rs, char out[80])
+{
+	json_t *o = json_object(), *cmd = json_array(), *env = json_array();
+	json_t *obs = json_array();
+	char *text;
+
+	for (size_t i = 0; rs->command && rs->command[i]; i++)
+		json_array_append_new(cmd, json_string(rs->command[i]));
+	for (size_t i = 0; rs->env && rs->env[i]; i++)
+		json_array_append_new(env, json_string(rs->env[i]));
+	for (size_t i = 0; rs->observe_command && rs->observe_command[i]; i++)
+		json_array_append_new(obs, json_string(rs->observe_command[i]));
+	json_object_set_new(o, "command", cmd);
+	json_object_set_new(o, "env", env);
+	json_object_set_new(o, "journal", json_string(rs->journal));
+	json_object_set_new(o, "target", json_string(rs->target));
+	json_object_set_new(o, "observe_sql", rs->observe_sql ?
+			    json_string(rs->observe_sql) : json_null());
+	json_object_set_new(o, "observe_command", obs);
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!text) {
+		snprintf(out, 80, "unknown");
+		return;
+	}
+	identity_buffer_digest(text, strlen(text), out);
+	free(text);
+}
+
+json_t *report_json_new(const struct suite *s, const uint64_t *seed, int jobs)
+{
+	json_t *o = json_object();
+	struct utsname u;
+	struct jb b = { 0 };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	set(&b, o, "schema", json_string(REPORT_SCHEMA));
+	set(&b, o, "tool", json_pack("{s:s, s:s, s:s}", "name", "fencecert",
+				     "version", fencecert_version, "git_rev",
+				     fencecert_git_rev));
+	set(&b, o, "suite", json_pack("{s:s, s:s, s:s, s:i}", "name", s->name,
+				      "path", s->path ? s->path : "",
+				      "digest", s->digest, "version", s->version));
+	set(&b, o, "seed", seed ? json_integer((json_int_t)*seed) : json_null());
+	if (uname(&u) == 0)
+		set(&b, o, "environment",
+		    json_pack("{s:s, s:s, s:s, s:i, s:i}", "system", u.sysname,
+			      "release", u.release, "machine", u.machine,
+			      "cpus", (int)cpus, "jobs", jobs));
+	set(&b, o, "started_at", json_integer(journal_now_ms()));
+	set(&b, o, "routes", json_array());
+	return done(&b, o);
+}
+
+int report_json_add_route(json_t *report, const struct route_spec *rs,
+			  enum verdict v, json_t *coverage, json_t *violations,
+			  json_t *schedules)
+{
+	json_t *o = json_object(), *cmd = json_array();
+	struct jb b = { 0 };
+	char digest[80];
+
+	report_json_route_digest(rs, digest);
+	for (size_t i = 0; rs->command && rs->command[i]; i++)
+		push(&b, cmd, json_string(rs->command[i]));
+	set(&b, o, "name", json_string(rs->name));
+	set(&b, o, "command", cmd);
+	set(&b, o, "digest", json_string(digest));
+	set(&b, o, "verdict", json_string(verdict_name(v)));
+	set(&b, o, "expected", json_string(expectation_name(rs->expect)));
+	set(&b, o, "expectation_met", json_boolean(expectation_met(rs->expect, v)));
+	set(&b, o, "coverage", coverage);
+	set(&b, o, "violations", violations);
+	set(&b, o, "schedules", schedules);
+	o = done(&b, o);
+	if (!o || json_array_append_new(json_object_get(report, "routes"), o))
+		return FC_NOMEM;
+	return 0;
+}
+
+static json_t *summary(json_t *report)
+{
+	json_t *routes = json_object_get(report, "routes"), *r;
+	json_t *by = json_object();
+	size_t i, met = 0, schedules = 0, violations = 0;
+
+	json_array_foreach(routes, i, r) {
+		const char *v = json_string_value(json_object_get(r, "verdict"));
+		json_t *c = json_object_get(by, v);
+		json_object_set_new(by, v, json_integer(c ? json_integer_value(c) + 1
+							  : 1));
+		met += json_is_true(json_object_get(r, "expectation_met"));
+		schedules += json_array_size(json_object_get(r, "schedules"));
+		violations += json_array_size(json_object_get(r, "violations"));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "routes",
+			 (json_int_t)json_array_size(routes), "expectations_met",
+			 (json_int_t)met, "schedules", (json_int_t)schedules,
+			 "violations", (json_int_t)violations, "verdicts", by);
+}
+
+int report_json_finish(json_t *report, long long duration_ms)
+{
+	if (json_object_set_new(report, "duration_ms", json_integer(duration_ms)) ||
+	    json_object_set_new(report, "summary", summary(report)))
+		return FC_NOMEM;
+	return 0;
+}
+
+int report_json_write(json_t *report, const char *out_dir,
+		      long long duration_ms, char *err, size_t errlen)
+{
+	char path[4096], tmp[4200];
+
+	if (report_json_finish(report, duration_ms)) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	if (fs_mkdirs(out_dir)) {
+		snprintf(err, errlen, "cannot create '%s': %s", out_dir,
+			 strerror(errno));
+		return FC_IO;
+	}
+	snprintf(path, sizeof(path), "%s/report.json", out_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (json_dump_file(report, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ||
+	    rename(tmp, path) < 0) {
+		snprintf(err, errlen, "cannot write '%s': %s", path,
+			 strerror(errno));
+		unlink(tmp);
+		return FC_IO;
+	}
+	return 0;
+}

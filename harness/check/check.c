@@ -1,0 +1,770 @@
+/*
+ * check.c -- prove the invariants of one schedule from its record.  See
+ * check.h for what each invariant means and how it is observed; outcomes
+ * and verdicts are in check_outcome.c.
+ *
+ * Design rules:
+ *  1. Pure: reads the record, allocates only the violations it returns.
+ *  2. One violation per (invariant, operation) per schedule, naming the
+ *     first evidence of it; the detail lists the rows involved (bounded)
+ *     and the attempt and faults that led there, so a reader can replay.
+ *  3. Verdicts are computed from violations and outcomes only; the
+ *     route's expectation never enters (certify_cli.c compares afterwards).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal/states.h"
+#include "harness/check/check.h"
+#include "common/put.h"
+
+#define LIST_MAX 6 /* rows named in one detail before "..." */
+
+bool check_is_target_call(const char *fp)
+{
+	static const char *const calls[] = {
+		"fence_prepare", "target_commit", "probe", "reconcile_probe",
+	};
+	const char *rest;
+
+	if (strncmp(fp, "before_", 7) == 0)
+		rest = fp + 7;
+	else if (strncmp(fp, "after_", 6) == 0)
+		rest = fp + 6;
+	else
+		return false;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strcmp(rest, calls[i]) == 0)
+			return true;
+	return false;
+}
+
+/* --- collecting violations ----------------------------------------------- */
+
+struct vlist {
+	struct violation *v;
+	size_t n;
+	int rc;
+};
+
+static void __attribute__((format(printf, 4, 5)))
+violate(struct vlist *vl, int inv, const char *op, const char *fmt, ...)
+{
+	struct violation *v;
+	va_list ap;
+
+	if (vl->rc)
+		return;
+	v = RECORD_PUSH(vl->v, vl->n);
+	if (!v) {
+		vl->rc = FC_NOMEM;
+		return;
+	}
+	v->invariant = inv;
+	put(v->operation_id, sizeof(v->operation_id), "%s", op ? op : "");
+	va_start(ap, fmt);
+	vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
+	va_end(ap);
+}
+
+/* A bounded text accumulator for details. */
+struct text {
+	char buf[400];
+	size_t len;
+	int items;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->len >= sizeof(t->buf) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += (size_t)n;
+	if (t->len >= sizeof(t->buf))
+		t->len = sizeof(t->buf) - 1;
+}
+
+static void text_item(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void text_item(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	char item[160];
+
+	t->items++;
+	if (t->items > LIST_MAX) {
+		if (t->items == LIST_MAX + 1)
+			text_add(t, ", ...");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(item, sizeof(item), fmt, ap);
+	va_end(ap);
+	text_add(t, "%s%s", t->items > 1 ? ", " : "", item);
+}
+
+/* "attempt 3 (op 1 try 2, exit 0)" */
+static void describe_attempt(const struct rec_schedule *r, int idx,
+			     char *out, size_t len)
+{
+	const struct rec_attempt *a;
+	char end[48];
+
+	if (idx < 0 || (size_t)idx >= r->nattempts) {
+		put(out, len, "the end of the schedule");
+		return;
+	}
+	a = &r->attempts[idx];
+	record_attempt_end(a, end, sizeof(end));
+	put(out, len, "attempt %d (op %d try %d%s, %s)", idx + 1,
+		 a->operation, a->try_number, a->zombie ? ", zombie" : "", end);
+}
+
+/* The faults applied to op before time t: "; after kill at X#1 in try 1". */
+static void describe_faults_before(const struct rec_schedule *r, int op,
+				   long long t, char *out, size_t len)
+{
+	struct text tx = { .len = 0 };
+
+	for (size_t i = 0; i < r->napplied; i++) {
+		const struct rec_applied *ap = &r->applied[i];
+		if (ap->at_ms > t || (ap->operation && ap->operation != op))
+			continue;
+		text_item(&tx, "%s", ap->what);
+	}
+	if (tx.items)
+		put(out, len, " after %s", tx.buf);
+	else
+		put(out, len, " with no fault before it");
+}
+
+/* The attempt whose end triggered observation k, described. */
+static void blame(const struct rec_schedule *r, size_t k, int op,
+		  char *out, size_t len)
+{
+	char who[128], faults[300];
+	int idx = r->obs[k].after_attempt;
+	long long t = r->obs[k].at_ms;
+
+	describe_attempt(r, idx, who, sizeof(who));
+	describe_faults_before(r, op, t, faults, sizeof(faults));
+	put(out, len, "by %s%s", who, faults);
+}
+
+/* --- row ownership ------------------------------------------------------- */
+
+struct owner {
+	const char *key;
+	int op; /* index into r->ops */
+};
+
+static int owner_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct owner *)a)->key,
+		      ((const struct owner *)b)->key);
+}
+
+static struct owner *owners_build(const struct rec_schedule *r, size_t *n)
+{
+	size_t total = 0, k = 0;
+	struct owner *o;
+
+	for (size_t i = 0; i < r->nops; i++)
+		total += r->ops[i].nrows;
+	o = malloc((total ? total : 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < r->nops; i++)
+		for (size_t j = 0; j < r->ops[i].nrows; j++)
+			o[k++] = (struct owner){ r->ops[i].row_keys[j], (int)i };
+	qsort(o, total, sizeof(*o), owner_cmp);
+	*n = total;
+	return o;
+}
+
+static int owner_of(const struct owner *o, size_t n, const char *key)
+{
+	struct owner probe = { key, -1 };
+	const struct owner *hit;
+
+	if (!n)
+		return -1;
+	hit = bsearch(&probe, o, n, sizeof(*o), owner_cmp);
+	return hit ? hit->op : -1;
+}
+
+static bool obs_ok(const struct rec_schedule *r, size_t k)
+{
+	return r->obs[k].status == 0;
+}
+
+static int final_obs(const struct rec_schedule *r)
+{
+	for (size_t k = r->nobs; k-- > 0;)
+		if (obs_ok(r, k))
+			return (int)k;
+	return -1;
+}
+
+/* --- 1 no duplicate ---------------------------------------------------- */
+
+static void check_duplicates(const struct rec_schedule *r,
+			     const struct owner *ow, size_t now, struct vlist *vl)
+{
+	/* one slot per operation plus one for rows no operation owns */
+	size_t nslots = r->nops + 1;
+	struct text *tx = calloc(nslots, sizeof(*tx));
+	int *first = malloc(nslots * sizeof(*first));
+
+	if (!tx || !first) {
+		vl->rc = FC_NOMEM;
+		goto out;
+	}
+	for (size_t s = 0; s < nslots; s++)
+		first[s] = -1;
+	for (size_t k = 0; k < r->nobs; k++) {
+		if (!obs_ok(r, k))
+			continue;
+		for (size_t i = 0; i < r->obs[k].nrows; i++) {
+			const struct rec_row *row = &r->obs[k].rows[i];
+			int op = owner_of(ow, now, row->row_key);
+			size_t s = op < 0 ? r->nops : (size_t)op;
+			if (row->count <= 1 || first[s] >= 0)
+				continue;
+			first[s] = (int)k;
+		}
+	}
+	for (size_t s = 0; s < nslots; s++) {
+		const struct rec_observation *o;
+		char by[400];
+		int op = s < r->nops ? r->ops[s].index : 0;
+		if (first[s] < 0)
+			continue;
+		o = &r->obs[first[s]];
+		for (size_t i = 0; i < o->nrows; i++) {
+			int own = owner_of(ow, now, o->rows[i].row_key);
+			size_t slot = own < 0 ? r->nops : (size_t)own;
+			if (slot == s && o->rows[i].count > 1)
+				text_item(&tx[s], "%s x%lld", o->rows[i].row_key,
+					  o->rows[i].count);
+		}
+		blame(r, (size_t)first[s], op, by, sizeof(by));
+		violate(vl, INV_NO_DUPLICATE,
+			s < r->nops ? r->ops[s].operation_id : NULL,
+			"%d row(s) present more than once (%s); added %s",
+			tx[s].items, tx[s].buf, by);
+	}
+out:
+	free(tx);
+	free(first);
+}
+
+/* --- 2 no loss --------------------------------------------------------- */
+
+static bool journal_says_committed(const struct rec_operation *op)
+{
+	if (op->journal_status)
+		return false;
+	return op->entry.state == FC_TARGET_COMMITTED ||
+	       op->entry.state == FC_COMMITTED_INCOMPLETE ||
+	       op->entry.state == FC_COMPLETE;
+}
+
+static void check_loss(const struct rec_schedule *r, struct vlist *vl)
+{
+	int k = final_obs(r);
+
+	if (k < 0)
+		return;
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+		struct text tx = { .len = 0 };
+		const char *who;
+
+		if (!journal_says_committed(op) && op->task != TASK_SUCCESS)
+			continue;
+		for (size_t j = 0; j < op->nrows; j++)
+			if (record_row_count(&r->obs[k], op->row_keys[j]) == 0)
+				text_item(&tx, "%s", op->row_keys[j]);
+		if (!tx.items)
+			continue;
+		who = journal_says_committed(op) ? state_name(op->entry.state)
+						 : "task succeeded";
+		violate(vl, INV_NO_LOSS, op->operation_id,
+			"%d of %zu row(s) missing at the end (%s) although %s%s",
+			tx.items, op->nrows, tx.buf,
+			journal_says_committed(op) ? "the journal says " : "the ",
+			who);
+	}
+}
+
+/* --- 3 fail-closed ------------------------------------------------------- */
+
+/* The observation taken when op first stopped, or -1; *why says how. */
+static int stop_point(const struct rec_schedule *r,
+		      const struct rec_operation *op, char *why, size_t len,
+		      long long *stop_wall)
+{
+	int best = -1;
+	long long best_at = -1;
+
+	for (size_t i = 0; i < r->nattempts; i++) {
+		const struct rec_attempt *a = &r->attempts[i];
+		if (a->operation != op->index || !a->counted ||
+		    a->signal || a->exit_code != 100 || a->obs_after < 0)
+			continue;
+		best = a->obs_after;
+		best_at = r->obs[best].at_ms;
+		*stop_wall = a->end_wall_ms;
+		put(why, len, "try %d exited 100", a->try_number);
+		break;
+	}
+	for (size_t h = 0; h < op->nhistory; h++) {
+		long long w = op->history[h].at;
+		int k = -1;
+		if (op->history[h].to != FC_COMMIT_UNKNOWN)
+			continue;
+		/* the first observation after the transition was written */
+		for (size_t i = 0; i < r->nattempts; i++) {
+			const struct rec_attempt *a = &r->attempts[i];
+			if (a->operation != op->index || a->obs_after < 0 ||
+			    a->start_wall_ms > w || a->end_wall_ms < w)
+				continue;
+			if (k < 0 || a->obs_after < k)
+				k = a->obs_after;
+		}
+		if (k >= 0 && (best < 0 || r->obs[k].at_ms < best_at)) {
+			best = k;
+			best_at = r->obs[k].at_ms;
+			*stop_wall = w;
+			put(why, len, "the journal entered COMMIT_UNKNOWN "
+				 "(version %lld)", op->history[h].version);
+		}
+		break;
+	}
+	return best;
+}
+
+/* The journal state of op at wall time t (FC_STATE_NONE before create). */
+static enum fc_state state_at(const struct rec_operation *op, long long t)
+{
+	enum fc_state s = FC_STATE_NONE;
+
+	for (size_t h = 0; h < op->nhistory; h++)
+		if (op->history[h].at <= t)
+			s = op->history[h].to;
+	return s;
+}
+
+/* The operator recover faults of op whose apply moved the operation. */
+static bool operator_moved(const struct rec_schedule *r,
+			   const struct rec_applied *ap, int op)
+{
+	return ap->moved && ap->operation == op && ap->fault >= 0 &&
+	       (size_t)ap->fault < r->nfaults &&
+	       r->faults[ap->fault].action == FAULT_RECOVER;
+}
+
+/* When an operator resolved op's stop after time t (recover apply moved
+ * it, and the task was cleared), or -1: the fail-closed window ends. */
+static long long operator_after(const struct rec_schedule *r, int op,
+				long long t)
+{
+	for (size_t i = 0; i < r->napplied; i++)
+		if (operator_moved(r, &r->applied[i], op) &&
+		    r->applied[i].at_ms >= t)
+			return r->applied[i].at_ms;
+	return -1;
+}
+
+static void check_fail_closed(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+		char why[128], by[400];
+		long long stop_wall = 0, resolved;
+		int base = stop_point(r, op, why, sizeof(why), &stop_wall);
+
+		resolved = base < 0 ? -1 : operator_after(r, op->index,
+							  r->obs[base].at_ms);
+		for (size_t k = base < 0 ? r->nobs : (size_t)base + 1;
+		     k < r->nobs; k++) {
+			struct text tx = { .len = 0 };
+			if (resolved >= 0 && r->obs[k].at_ms > resolved)
+				break; /* an operator resolved the stop */
+			if (!obs_ok(r, k))
+				continue;
+			for (size_t j = 0; j < op->nrows; j++) {
+				long long b = record_row_count(&r->obs[base],
+							       op->row_keys[j]);
+				long long c = record_row_count(&r->obs[k],
+							       op->row_keys[j]);
+				if (b != c)
+					text_item(&tx, "%s %lld->%lld",
+						  op->row_keys[j], b, c);
+			}
+			if (!tx.items)
+				continue;
+			blame(r, k, op->index, by, sizeof(by));
+			violate(vl, INV_FAIL_CLOSED, op->operation_id,
+				"target rows changed after %s: %s; changed %s",
+				why, tx.buf, by);
+			break;
+		}
+		for (size_t a = 0; a < r->nattempts; a++) {
+			const struct rec_attempt *at = &r->attempts[a];
+			if (at->operation != op->index || !at->counted ||
+			    at->signal || at->exit_code != 0)
+				continue;
+			if (state_at(op, at->end_wall_ms) != FC_COMMIT_UNKNOWN)
+				continue;
+			violate(vl, INV_FAIL_CLOSED, op->operation_id,
+				"try %d reported success (exit 0) while the "
+				"journal said COMMIT_UNKNOWN", at->try_number);
+			break;
+		}
+	}
+}
+
+/*
+ * An operator's decision must agree with the target as it was when the
+ * operator acted (the last observation before): mark-failed-pre-commit
+ * over rows that landed invites a second write (1 no-duplicate, even when
+ * the route then refuses to write again), mark-committed over rows that
+ * are missing loses them (2 no-loss).
+ */
+static void check_operator(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->napplied; i++) {
+		const struct rec_applied *ap = &r->applied[i];
+		const struct rec_operation *op;
+		enum operator_decision d;
+		size_t present = 0;
+		int k = -1;
+
+		if (!operator_moved(r, ap, ap->operation) || ap->operation < 1 ||
+		    (size_t)ap->operation > r->nops)
+			continue;
+		op = &r->ops[ap->operation - 1];
+		d = r->faults[ap->fault].decision;
+		for (size_t o = 0; o < r->nobs && r->obs[o].at_ms <= ap->at_ms; o++)
+			if (obs_ok(r, o))
+				k = (int)o;
+		if (k < 0)
+			continue;
+		for (size_t j = 0; j < op->nrows; j++)
+			present += record_row_count(&r->obs[k], op->row_keys[j]) > 0;
+		if (d == DECIDE_MARK_FAILED_PRE_COMMIT && present)
+			violate(vl, INV_NO_DUPLICATE, op->operation_id,
+				"%s, although the target held %zu of its %zu "
+				"rows: the journal now says they never landed, "
+				"so a retry that trusts it writes them again",
+				ap->what, present, op->nrows);
+		else if (d == DECIDE_MARK_COMMITTED && present < op->nrows)
+			violate(vl, INV_NO_LOSS, op->operation_id,
+				"%s, although the target held only %zu of its "
+				"%zu rows: the journal now says they landed, so "
+				"no retry writes the missing ones", ap->what,
+				present, op->nrows);
+	}
+}
+
+/* --- 4 legal history ----------------------------------------------------- */
+
+static void check_history(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+		enum fc_state prev = FC_STATE_NONE;
+
+		for (size_t h = 0; h < op->nhistory; h++) {
+			const struct journal_transition *t = &op->history[h];
+			const char *problem = NULL;
+			if (t->version != (long long)h + 1)
+				problem = "version does not rise by one from 1";
+			else if (t->from != prev)
+				problem = "transition does not start where the "
+					  "previous one ended";
+			else if (!state_transition_legal(t->from, t->to))
+				problem = "transition is not an edge of the "
+					  "state table";
+			if (problem) {
+				violate(vl, INV_LEGAL_HISTORY, op->operation_id,
+					"history row %zu (version %lld, %s -> %s): %s",
+					h + 1, t->version, state_name(t->from),
+					state_name(t->to), problem);
+				break;
+			}
+			prev = t->to;
+		}
+		if (op->journal_status == 0 && op->nhistory &&
+		    (op->entry.version != op->history[op->nhistory - 1].version ||
+		     op->entry.state != op->history[op->nhistory - 1].to))
+			violate(vl, INV_LEGAL_HISTORY, op->operation_id,
+				"entry (version %lld, %s) disagrees with its last "
+				"history row (version %lld, %s)",
+				op->entry.version, state_name(op->entry.state),
+				op->history[op->nhistory - 1].version,
+				state_name(op->history[op->nhistory - 1].to));
+	}
+}
+
+/* --- 5 intent conflict stops early -------------------------------------- */
+
+static void check_intent(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+
+		if (!op->source_changed_after)
+			continue;
+		for (size_t a = 0; a < r->nattempts; a++) {
+			const struct rec_attempt *at = &r->attempts[a];
+			char who[128];
+			if (at->operation != op->index ||
+			    at->try_number <= op->source_changed_after)
+				continue;
+			describe_attempt(r, (int)a, who, sizeof(who));
+			for (size_t h = 0; h < at->nhits; h++) {
+				if (!check_is_target_call(at->hits[h].name))
+					continue;
+				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+					"%s reached target call %s after the "
+					"source changed under the operation",
+					who, at->hits[h].name);
+				break;
+			}
+			if (at->ndeltas) {
+				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+					"%s changed %zu target row(s) (first %s "
+					"%lld->%lld) after the source changed",
+					who, at->ndeltas, at->deltas[0].row_key,
+					at->deltas[0].before, at->deltas[0].after);
+			} else if (!at->killed && !at->timed_out &&
+				   !at->spawn_failed && !at->zombie &&
+				   (at->signal || at->exit_code != 100)) {
+				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+					"%s did not stop with exit 100 after the "
+					"source changed under the operation", who);
+			}
+		}
+	}
+}
+
+/* --- 6 reconcile before target I/O ---------------------------------------- */
+
+static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t a = 0; a < r->nattempts; a++) {
+		const struct rec_attempt *at = &r->attempts[a];
+		const struct rec_operation *op = NULL;
+		char who[128];
+
+		for (size_t i = 0; i < r->nops; i++)
+			if (r->ops[i].index == at->operation)
+				op = &r->ops[i];
+		if (!op || !op->nhistory ||
+		    op->history[0].at >= at->start_wall_ms)
+			continue; /* no entry when it started: a first attempt */
+		for (size_t h = 0; h < at->nhits; h++) {
+			const char *fp = at->hits[h].name;
+			if (!check_is_target_call(fp))
+				continue;
+			if (strcmp(fp, "before_reconcile_probe") != 0) {
+				describe_attempt(r, (int)a, who, sizeof(who));
+				violate(vl, INV_RECONCILE_FIRST, op->operation_id,
+					"%s started with the journal entry in %s "
+					"but its first target call was %s, not "
+					"before_reconcile_probe", who,
+					state_name(state_at(op, at->start_wall_ms)),
+					fp);
+			}
+			break;
+		}
+	}
+}
+
+/* --- 7 fencing ------------------------------------------------------------ */
+
+static bool fences_seen(const struct rec_schedule *r)
+{
+	for (size_t k = 0; k < r->nobs; k++)
+		if (obs_ok(r, k) && r->obs[k].fences_observed)
+			return true;
+	return false;
+}
+
+static void check_fencing(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+		long long prepared = 0, was_applied = 0;
+		size_t prepared_at = 0;
+
+		for (size_t k = 0; k < r->nobs; k++) {
+			const struct rec_fence *f;
+			long long applied;
+			char by[400];
+			if (!obs_ok(r, k) || !r->obs[k].fences_observed)
+				continue;
+			f = record_fence(&r->obs[k], op->operation_id);
+			applied = f ? f->applied_epoch : 0;
+			if (applied && !was_applied && prepared > applied) {
+				blame(r, k, op->index, by, sizeof(by));
+				violate(vl, INV_FENCING, op->operation_id,
+					"fence applied with epoch %lld although "
+					"observation %zu already showed epoch %lld "
+					"prepared and no fence: a stale write "
+					"landed, %s", applied, prepared_at + 1,
+					prepared, by);
+				break;
+			}
+			if (!applied && f && f->prepared_epoch > prepared) {
+				prepared = f->prepared_epoch;
+				prepared_at = k;
+			}
+			was_applied = applied;
+		}
+	}
+}
+
+/* --- 8 evidence agrees ----------------------------------------------------- */
+
+static void check_evidence(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+
+		for (size_t e = 0; e < op->nevidence; e++) {
+			const struct rec_evidence *ev = &op->evidence[e];
+			if (!ev->valid) {
+				violate(vl, INV_EVIDENCE, op->operation_id,
+					"return.json of try %d is not a JSON "
+					"object", ev->try_number);
+				break;
+			}
+			if (strcmp(ev->state, "COMPLETE") != 0)
+				continue;
+			if (strcmp(ev->operation_id, op->operation_id) != 0) {
+				violate(vl, INV_EVIDENCE, op->operation_id,
+					"return.json of try %d names operation "
+					"'%s'", ev->try_number, ev->operation_id);
+				break;
+			}
+			if (ev->rows_written >= 0 &&
+			    ev->rows_written != (long long)op->nrows) {
+				violate(vl, INV_EVIDENCE, op->operation_id,
+					"return.json of try %d says %lld rows "
+					"written, the operation has %zu",
+					ev->try_number, ev->rows_written, op->nrows);
+				break;
+			}
+			if (op->journal_status == 0 && !journal_says_committed(op)) {
+				violate(vl, INV_EVIDENCE, op->operation_id,
+					"return.json of try %d says COMPLETE, the "
+					"journal says %s", ev->try_number,
+					state_name(op->entry.state));
+				break;
+			}
+		}
+	}
+}
+
+/* --- 9 a dead journal stops the try ------------------------------------------- */
+
+/* Did op's journal take COMMITTING while attempt a lived? */
+static bool committing_during(const struct rec_operation *op,
+			      const struct rec_attempt *a)
+{
+	for (size_t h = 0; h < op->nhistory; h++)
+		if (op->history[h].to == FC_COMMITTING &&
+		    op->history[h].at >= a->start_wall_ms &&
+		    op->history[h].at <= a->end_wall_ms)
+			return true;
+	return false;
+}
+
+/*
+ * A try whose journal write failed (a syscall fault answered a write or
+ * sync of the journal's files with an errno) cannot know what the journal
+ * holds, so it must not touch the target -- unless the journal had already
+ * taken its COMMITTING (the target commit was sanctioned before the journal
+ * died).  Judged only for tries that ran alone (no shared row credit).
+ */
+static void check_dead_journal(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nattempts; i++) {
+		const struct rec_attempt *a = &r->attempts[i];
+		const struct rec_operation *op;
+
+		if (!a->journal_failed || !a->ndeltas || a->concurrent ||
+		    a->operation < 1 || (size_t)a->operation > r->nops)
+			continue;
+		op = &r->ops[a->operation - 1];
+		if (committing_during(op, a))
+			continue;
+		violate(vl, INV_DEAD_JOURNAL, op->operation_id,
+			"op %d try %d changed %zu target row(s) (first '%s' "
+			"%lld -> %lld) after its journal failed a write, and "
+			"the journal holds no COMMITTING from that try",
+			a->operation, a->try_number, a->ndeltas,
+			a->deltas[0].row_key, a->deltas[0].before,
+			a->deltas[0].after);
+	}
+}
+
+int check_schedule(const struct rec_schedule *r, bool strict_faults,
+		   struct check_result *res)
+{
+	struct vlist vl = { NULL, 0, 0 };
+	size_t nowners = 0;
+	struct owner *ow;
+
+	memset(res, 0, sizeof(*res));
+	ow = owners_build(r, &nowners);
+	if (!ow)
+		return FC_NOMEM;
+	check_duplicates(r, ow, nowners, &vl);
+	check_loss(r, &vl);
+	check_fail_closed(r, &vl);
+	check_operator(r, &vl);
+	check_history(r, &vl);
+	check_intent(r, &vl);
+	if (record_has_failpoints(r))
+		check_reconcile(r, &vl);
+	else
+		res->unobservable |= INV_BIT(INV_RECONCILE_FIRST);
+	if (fences_seen(r))
+		check_fencing(r, &vl);
+	else
+		res->unobservable |= INV_BIT(INV_FENCING);
+	check_evidence(r, &vl);
+	check_dead_journal(r, &vl);
+	free(ow);
+	if (vl.rc) {
+		free(vl.v);
+		memset(res, 0, sizeof(*res));
+		return vl.rc;
+	}
+	res->violations = vl.v;
+	res->nviolations = vl.n;
+	res->outcome = check__outcome(r, strict_faults, res->why, sizeof(res->why));
+	return 0;
+}
+
+void check_result_release(struct check_result *res)
+{
+	if (!res)
+		return;
+	free(res->violations);
+	memset(res, 0, sizeof(*res));
+}

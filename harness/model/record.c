@@ -1,0 +1,193 @@
+/*
+ * record.c -- lifecycle and small queries of the schedule record.
+ *
+ * Arrays in a record grow by record__push(): capacity is the next power of
+ * two at or above the element count, so no separate capacity is stored.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/model/record.h"
+
+struct rec_schedule *record_new(void)
+{
+	return calloc(1, sizeof(struct rec_schedule));
+}
+
+static bool is_pow2(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+void *record__push(void **arr, size_t *n, size_t sz)
+{
+	char *a = *arr;
+
+	if (*n == 0 || (*n >= 8 && is_pow2(*n))) {
+		size_t cap = *n ? *n * 2 : 8;
+		char *na = realloc(a, cap * sz);
+		if (!na)
+			return NULL;
+		a = na;
+		*arr = a;
+	}
+	memset(a + *n * sz, 0, sz);
+	return a + (*n)++ * sz;
+}
+
+static void free_rows(struct rec_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].row_key);
+	free(rows);
+}
+
+void record_free(struct rec_schedule *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nattempts; i++) {
+		struct rec_attempt *a = &r->attempts[i];
+		free(a->hits);
+		for (size_t k = 0; k < a->ndeltas; k++)
+			free(a->deltas[k].row_key);
+		free(a->deltas);
+		free(a->stdout_path);
+		free(a->stderr_path);
+		for (size_t k = 0; k < a->nsyscalls; k++)
+			free(a->syscalls[k].path);
+		free(a->syscalls);
+	}
+	free(r->attempts);
+	for (size_t i = 0; i < r->nobs; i++) {
+		free_rows(r->obs[i].rows, r->obs[i].nrows);
+		free(r->obs[i].fences);
+	}
+	free(r->obs);
+	for (size_t i = 0; i < r->nops; i++) {
+		struct rec_operation *o = &r->ops[i];
+		for (size_t k = 0; k < o->nrows; k++)
+			free(o->row_keys[k]);
+		free(o->row_keys);
+		free(o->history);
+		free(o->evidence);
+	}
+	free(r->ops);
+	free(r->applied);
+	free(r->faults);
+	free(r->fired);
+	free(r);
+}
+
+static int row_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct rec_row *)elem)->row_key);
+}
+
+long long record_row_count(const struct rec_observation *o, const char *key)
+{
+	const struct rec_row *r;
+
+	if (!o->nrows)
+		return 0;
+	r = bsearch(key, o->rows, o->nrows, sizeof(*r), row_cmp);
+	return r ? r->count : 0;
+}
+
+const struct rec_fence *record_fence(const struct rec_observation *o,
+				     const char *op)
+{
+	for (size_t i = 0; i < o->nfences; i++)
+		if (strcmp(o->fences[i].operation_id, op) == 0)
+			return &o->fences[i];
+	return NULL;
+}
+
+void record_attempt_end(const struct rec_attempt *a, char *out, size_t len)
+{
+	const char *sig;
+
+	if (a->spawn_failed) {
+		snprintf(out, len, "spawn failed");
+		return;
+	}
+	if (a->signal == 0) {
+		snprintf(out, len, "exit %d", a->exit_code);
+		return;
+	}
+	sig = sigabbrev_np(a->signal);
+	snprintf(out, len, "%sSIG%s", a->timed_out ? "timeout " : "",
+		 sig ? sig : "?");
+}
+
+bool record_has_failpoints(const struct rec_schedule *r)
+{
+	for (size_t i = 0; i < r->nattempts; i++)
+		if (r->attempts[i].nhits)
+			return true;
+	return false;
+}
+
+bool record_delta_is_first_insert(const struct rec_delta *d)
+{
+	return d->before == 0 && d->after == 1;
+}
+
+static int add_delta(struct rec_attempt *a, const char *key, long long before,
+		     long long after)
+{
+	struct rec_delta *d = RECORD_PUSH(a->deltas, a->ndeltas);
+
+	if (!d || !(d->row_key = strdup(key))) {
+		if (d)
+			a->ndeltas--;
+		return FC_NOMEM;
+	}
+	d->before = before;
+	d->after = after;
+	return 0;
+}
+
+int record_credit_delta(struct rec_attempt *a,
+			const struct rec_observation *prev,
+			const struct rec_observation *now)
+{
+	size_t i = 0, j = 0, pn = prev ? prev->nrows : 0;
+	int rc = 0;
+
+	while (!rc && (i < pn || j < now->nrows)) {
+		int c;
+		if (i == pn)
+			c = 1;
+		else if (j == now->nrows)
+			c = -1;
+		else
+			c = strcmp(prev->rows[i].row_key, now->rows[j].row_key);
+		if (c < 0) {
+			rc = add_delta(a, prev->rows[i].row_key, prev->rows[i].count, 0);
+			i++;
+		} else if (c > 0) {
+			rc = add_delta(a, now->rows[j].row_key, 0, now->rows[j].count);
+			j++;
+		} else {
+			if (prev->rows[i].count != now->rows[j].count)
+				rc = add_delta(a, now->rows[j].row_key,
+					       prev->rows[i].count,
+					       now->rows[j].count);
+			i++;
+			j++;
+		}
+	}
+	return rc;
+}
+
+void record_count_concurrency(struct rec_schedule *r)
+{
+	for (size_t i = 0; i < r->nattempts; i++)
+		for (size_t j = 0; j < r->nattempts; j++)
+			if (i != j && r->attempts[j].start_ms < r->attempts[i].end_ms &&
+			    r->attempts[i].start_ms < r->attempts[j].end_ms)
+				r->attempts[i].concurrent++;
+}

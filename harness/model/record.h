@@ -1,0 +1,204 @@
+/*
+ * record.h -- what one schedule run left behind, as plain data.
+ *
+ * orchestrator.c writes a record while it runs a schedule (attempts,
+ * failpoints hit, faults applied, target observations) and, at the end,
+ * reads the journal and the surviving evidence into it.  check.c proves the
+ * invariants from it alone (no I/O), and harness/certify/report_json.c prints it, so
+ * a test can build a record by hand and check it.
+ *
+ * Times: *_ms fields are monotonic ms relative to the schedule's start;
+ * *_wall_ms fields are Unix ms, comparable with journal timestamps.
+ *
+ * Ownership: record_free() releases a record and every array and string in
+ * it; arrays grow with record__push(); strings are heap copies.
+ */
+#ifndef FENCECERT_RECORD_H
+#define FENCECERT_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "journal/journal.h"
+#include "harness/model/scenario.h"
+#include "harness/model/schedule.h"
+
+/* The orchestrator's view of one task (one operation). */
+enum task_state {
+	TASK_NOT_RUN,
+	TASK_SUCCESS,           /* a try exited 0 */
+	TASK_FAILED,            /* a try exited 100: Airflow does not retry */
+	TASK_RETRIES_EXHAUSTED, /* every try ended otherwise */
+};
+
+struct rec_hit {
+	char name[FAILPOINT_NAME_MAX];
+	long long at_ms;
+	char answer; /* 'c' continue, 'f' fail, 'k' killed, 'p' paused here */
+};
+
+/* Discovery: how often op 1 try 1 made an intercepted syscall on paths
+ * matching one scope glob of the exploration (a template: "{dir}/..."). */
+struct rec_syscall {
+	char syscall[32];
+	char *path;
+	unsigned long count;
+};
+
+struct rec_delta {
+	char *row_key;
+	long long before, after;
+};
+
+struct rec_attempt {
+	int operation;         /* 1-based */
+	int try_number;
+	pid_t pid;
+	long long start_ms, end_ms;
+	long long start_wall_ms, end_wall_ms;
+	bool spawn_failed;     /* could not be started at all */
+	int exit_code;         /* -1 when ended by a signal */
+	int signal;            /* 0 when it exited */
+	bool timed_out;        /* killed at the attempt timeout */
+	bool killed;           /* killed by a fault or at the end */
+	bool zombie;           /* paused and given up on: exit does not count */
+	bool resumed;          /* a zombie that was resumed */
+	bool counted;          /* its end decided the task's try */
+	struct rec_hit *hits;
+	size_t nhits;
+	/* Rows that changed between the observation before its end and the
+	 * one right after it (other live attempts may share the credit). */
+	struct rec_delta *deltas;
+	size_t ndeltas;
+	int concurrent;        /* other attempts alive during its lifetime */
+	int obs_after;         /* index of the observation at its end; -1 */
+	char *stdout_path, *stderr_path;
+	struct rec_syscall *syscalls; /* discovery statistics, else none */
+	size_t nsyscalls;
+	bool journal_failed;   /* a syscall fault failed a call on the
+				  journal's files (a dead journal) */
+};
+
+/* A fault as it was applied; `fault` indexes rec_schedule.faults. */
+struct rec_applied {
+	int fault;
+	int attempt;           /* index into attempts, -1 for between-try faults */
+	int operation;
+	long long at_ms;
+	char what[256];        /* "killed at after_target_commit#1", ... */
+	bool moved;            /* recover: the operator's apply moved the
+				  operation (exit 0) */
+};
+
+struct rec_row {
+	char *row_key;
+	long long count;
+};
+
+struct rec_fence {
+	char operation_id[JOURNAL_ID_MAX];
+	long long applied_epoch;  /* 0: not applied */
+	long long prepared_epoch; /* 0: none */
+	long long rows;
+};
+
+struct rec_observation {
+	long long at_ms;
+	int after_attempt;        /* attempt index whose end triggered it; -1 */
+	int status;               /* 0, or the observer's error */
+	struct rec_row *rows;     /* sorted by row_key */
+	size_t nrows;
+	bool fences_observed;     /* false: the target has no fence observer */
+	struct rec_fence *fences;
+	size_t nfences;
+};
+
+/* A return.json that survived in an XCom dir at the end. */
+struct rec_evidence {
+	int try_number;
+	bool valid;               /* parsed as an object */
+	char operation_id[JOURNAL_ID_MAX];
+	char intent_digest[JOURNAL_ID_MAX];
+	char state[32];
+	long long rows_written;   /* -1 when absent */
+	long long epoch;
+	char path[256];
+};
+
+struct rec_operation {
+	int index;                /* 1-based */
+	char operation_id[JOURNAL_ID_MAX];
+	char intent_digest[JOURNAL_ID_MAX]; /* of the source the first try saw */
+	char **row_keys;          /* the rows the workload asks for */
+	size_t nrows;
+	enum task_state task;
+	int source_changed_after; /* change_source applied after this try; 0 */
+	int journal_status;       /* 0, FC_NOT_FOUND, or a read error */
+	struct journal_entry entry;
+	struct journal_transition *history;
+	size_t nhistory;
+	struct rec_evidence *evidence;
+	size_t nevidence;
+};
+
+struct rec_schedule {
+	char route[SCENARIO_NAME_MAX];
+	char scenario[SCENARIO_NAME_MAX];
+	char schedule[SCHEDULE_STR_MAX];
+	struct fault *faults;     /* requested */
+	size_t nfaults;
+	bool *fired;              /* per requested fault */
+	long long wall_start_ms;
+	long long duration_ms;
+	struct rec_operation *ops;
+	size_t nops;
+	struct rec_attempt *attempts; /* in start order */
+	size_t nattempts;
+	struct rec_observation *obs;
+	size_t nobs;
+	struct rec_applied *applied;
+	size_t napplied;
+	int status;               /* 0, or why the harness could not finish */
+	char error[512];
+};
+
+struct rec_schedule *record_new(void);
+void record_free(struct rec_schedule *r); /* NULL is a no-op */
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element; returns it
+ * or NULL when out of memory (then nothing changed).  Arrays grow in
+ * powers of two, so *n alone says the capacity. */
+void *record__push(void **arr, size_t *n, size_t sz);
+#define RECORD_PUSH(arr, n) \
+	((__typeof__(arr))record__push((void **)&(arr), &(n), sizeof(*(arr))))
+
+/* The count of row_key in an observation (0 when absent). */
+long long record_row_count(const struct rec_observation *o, const char *key);
+
+/* The fence of op in an observation, or NULL. */
+const struct rec_fence *record_fence(const struct rec_observation *o,
+				     const char *op);
+
+/* "exit 0", "exit 100", "SIGKILL", "timeout (SIGKILL)", "spawn failed". */
+void record_attempt_end(const struct rec_attempt *a, char *out, size_t len);
+
+/* Append to a->deltas every row whose count differs between two sorted
+ * observations (prev NULL: nothing was there).  0 or FC_NOMEM. */
+int record_credit_delta(struct rec_attempt *a,
+			const struct rec_observation *prev,
+			const struct rec_observation *now) FC_MUST_CHECK;
+
+/* A delta that is a row's ordinary first insert (count 0 -> 1).  Reports
+ * count these per attempt (rows_added) and list every other delta:
+ * duplicates, losses and anything else stay visible by row. */
+bool record_delta_is_first_insert(const struct rec_delta *d);
+
+/* Set attempts[].concurrent: how many other attempts overlapped each. */
+void record_count_concurrency(struct rec_schedule *r);
+
+/* True when at least one attempt reported at least one failpoint. */
+bool record_has_failpoints(const struct rec_schedule *r);
+
+#endif

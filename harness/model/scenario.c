@@ -1,0 +1,802 @@
+/*
+ * scenario.c -- load a certification suite (YAML) into struct suite: the
+ * file, the suite header, routes, workload and orchestrator; the scenarios
+ * themselves are parsed in scenario_faults.c, the typed node access lives in
+ * scenario_yaml.c.  Also the name tables and template expansion.
+ *
+ * Invariants:
+ *   1. suite_load*() either returns a fully validated suite (every default
+ *      applied, every template well-formed, every fault within the
+ *      orchestrator's tries and the workload's operations) or NULL with one
+ *      "FILE:LINE:COLUMN: message" error; nothing half-built escapes.
+ *   2. Any byte string is a valid input: it is parsed or refused, never
+ *      crashes, never walks more than SUITE_VISIT_BUDGET nodes, never reads
+ *      more than SUITE_MAX_BYTES (tests/fuzz/fuzz_scenario.c checks this).
+ *   3. `version` is checked before any other key, so a newer file is refused
+ *      for its version, not for a key this reader does not know.
+ *   4. The digest covers the file's exact bytes, so a report names exactly
+ *      the suite it ran.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal/identity.h"
+#include "harness/model/scenario_impl.h"
+
+static const char *const suite_keys[] = {
+	"version", "suite", "services", "proxies", "routes", "workload",
+	"orchestrator", "scenarios", NULL,
+};
+static const char *const service_keys[] = {
+	"name", "kind", "members", "env", NULL,
+};
+static const char *const route_keys[] = {
+	"name", "command", "journal", "target", "observe", "expect", "env",
+	"fork_server", NULL,
+};
+static const char *const observe_keys[] = { "sql", "command", NULL };
+static const char *const workload_keys[] = {
+	"operations", "rows_per_operation", "seed", "strategy", "table", NULL,
+};
+static const char *const orchestrator_keys[] = {
+	"retries", "zombie_delay_ms", "attempt_timeout_ms", "lease_ttl_ms", NULL,
+};
+static const char *const strategies[] = { "append", "replace", "upsert", NULL };
+
+static const char *const action_names[FAULT_ACTION_COUNT] = {
+	[FAULT_KILL] = "kill",
+	[FAULT_PAUSE] = "pause",
+	[FAULT_FAIL] = "fail",
+	[FAULT_LOSE_XCOM] = "lose_xcom",
+	[FAULT_LOSE_POD] = "lose_pod",
+	[FAULT_CHANGE_SOURCE] = "change_source",
+	[FAULT_STOP_MEMBER] = "stop_member",
+	[FAULT_START_MEMBER] = "start_member",
+	[FAULT_SYSCALL] = "syscall",
+	[FAULT_RECOVER] = "recover",
+	[FAULT_CUT_AFTER_COMMIT] = "cut_after_commit",
+	[FAULT_HOLD_COMMIT] = "hold_commit",
+	[FAULT_REFUSE] = "refuse",
+	[FAULT_DELAY] = "delay",
+};
+static const char *const decision_names[] = {
+	[DECIDE_MARK_COMMITTED] = "mark-committed",
+	[DECIDE_MARK_FAILED_PRE_COMMIT] = "mark-failed-pre-commit",
+};
+#define DECISION_COUNT (sizeof(decision_names) / sizeof(decision_names[0]))
+static const char *const verdict_names[VERDICT_COUNT] = {
+	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
+	[VERDICT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
+	[VERDICT_REJECTED] = "rejected",
+	[VERDICT_UNVERIFIED] = "unverified",
+};
+static const char *const expectation_names[] = {
+	[EXPECT_CERTIFIED] = "certified",
+	[EXPECT_CERTIFIED_AUTOMATIC] = "certified-automatic",
+	[EXPECT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
+	[EXPECT_REJECTED] = "rejected",
+};
+#define EXPECTATION_COUNT (sizeof(expectation_names) / sizeof(expectation_names[0]))
+
+/* ---- names ---------------------------------------------------------- */
+
+const char *fault_action_name(enum fault_action a)
+{
+	if ((unsigned)a >= FAULT_ACTION_COUNT)
+		return "unknown";
+	return action_names[a];
+}
+
+int fault_action_parse(const char *name, enum fault_action *out)
+{
+	for (unsigned a = 0; a < FAULT_ACTION_COUNT; a++) {
+		if (strcmp(name, action_names[a]) == 0) {
+			*out = (enum fault_action)a;
+			return 0;
+		}
+	}
+	return FC_USAGE;
+}
+
+bool fault_is_member_action(enum fault_action a)
+{
+	return a == FAULT_STOP_MEMBER || a == FAULT_START_MEMBER;
+}
+
+bool fault_is_proxy_action(enum fault_action a)
+{
+	return a == FAULT_CUT_AFTER_COMMIT || a == FAULT_HOLD_COMMIT ||
+	       a == FAULT_REFUSE || a == FAULT_DELAY;
+}
+
+bool fault_at_failpoint(const struct fault *f)
+{
+	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
+		return f->failpoint[0] != '\0';
+	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
+	       f->action == FAULT_FAIL;
+}
+
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name)
+{
+	const struct service_spec *only = NULL;
+	size_t netcd = 0;
+
+	for (size_t i = 0; i < s->nservices; i++) {
+		const struct service_spec *sv = &s->services[i];
+		if (name && *name && strcmp(sv->name, name) == 0)
+			return sv;
+		if (sv->kind == SERVICE_ETCD && netcd++ == 0)
+			only = sv;
+	}
+	return (!name || !*name) && netcd == 1 ? only : NULL;
+}
+
+const char *operator_decision_name(enum operator_decision d)
+{
+	return (unsigned)d < DECISION_COUNT ? decision_names[d] : NULL;
+}
+
+int operator_decision_parse(const char *name, enum operator_decision *out)
+{
+	for (unsigned d = 1; d < DECISION_COUNT; d++) {
+		if (strcmp(name, decision_names[d]) == 0) {
+			*out = (enum operator_decision)d;
+			return 0;
+		}
+	}
+	return FC_USAGE;
+}
+
+bool scenario_applies_to(const struct scenario *sc, const char *route)
+{
+	if (!sc->routes)
+		return true;
+	for (char **r = sc->routes; *r; r++)
+		if (strcmp(*r, route) == 0)
+			return true;
+	return false;
+}
+
+const char *verdict_name(enum verdict v)
+{
+	if ((unsigned)v >= VERDICT_COUNT)
+		return "unknown";
+	return verdict_names[v];
+}
+
+const char *expectation_name(enum expectation e)
+{
+	if ((unsigned)e >= EXPECTATION_COUNT)
+		return "unknown";
+	return expectation_names[e];
+}
+
+bool expectation_met(enum expectation e, enum verdict v)
+{
+	switch (e) {
+	case EXPECT_CERTIFIED:
+		return v == VERDICT_CERTIFIED_AUTOMATIC ||
+		       v == VERDICT_CERTIFIED_FAIL_CLOSED;
+	case EXPECT_CERTIFIED_AUTOMATIC:
+		return v == VERDICT_CERTIFIED_AUTOMATIC;
+	case EXPECT_CERTIFIED_FAIL_CLOSED:
+		return v == VERDICT_CERTIFIED_FAIL_CLOSED;
+	case EXPECT_REJECTED:
+		return v == VERDICT_REJECTED;
+	}
+	return false;
+}
+
+/* ---- routes --------------------------------------------------------- */
+
+int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
+		       char buf[SCENARIO_NAME_MAX])
+{
+	if (scenario__get_strbuf(c, n, key, buf, SCENARIO_NAME_MAX) < 0)
+		return FC_USAGE;
+	for (const char *p = buf; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') ||
+			  (p != buf && (*p == '.' || *p == '_' || *p == '-'));
+		if (!ok)
+			return scenario__error(c, n,
+					       "'%s' must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
+					       key);
+	}
+	if (!buf[0])
+		return scenario__error(c, n, "'%s' must not be empty", key);
+	return 0;
+}
+
+static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	char msg[256];
+
+	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
+		return scenario__error(c, n, "%s", msg);
+	return 0;
+}
+
+static int get_template(struct yctx *c, yaml_node_t *map, const char *key,
+			const char *what, char **out)
+{
+	yaml_node_t *n;
+
+	if (scenario__map_need(c, map, key, what, &n) < 0 ||
+	    scenario__get_strdup(c, n, key, out) < 0)
+		return FC_USAGE;
+	if (!**out)
+		return scenario__error(c, n, "'%s' must not be empty", key);
+	return check_template(c, n, *out);
+}
+
+static int get_argv(struct yctx *c, yaml_node_t *n, const char *key,
+		    char ***out)
+{
+	if (scenario__get_strv(c, n, key, 1, ARGV_MAX, check_template, out) < 0)
+		return FC_USAGE;
+	if (!(*out)[0][0])
+		return scenario__error(c, n, "'%s' must name a program first", key);
+	return 0;
+}
+
+static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	yaml_node_t *sql, *cmd, *cmdkey = NULL;
+
+	if (scenario__map_check(c, n, observe_keys, "observe") < 0)
+		return FC_USAGE;
+	sql = scenario__map_get(c, n, "sql", NULL);
+	cmd = scenario__map_get(c, n, "command", &cmdkey);
+	if (c->failed)
+		return FC_USAGE;
+	if (sql && cmd)
+		return scenario__error(c, cmdkey,
+				       "observe has both 'sql' and 'command' (give one)");
+	if (sql) {
+		if (scenario__get_strdup(c, sql, "sql", &r->observe_sql) < 0)
+			return FC_USAGE;
+		if (!r->observe_sql[0])
+			return scenario__error(c, sql, "'sql' must not be empty");
+		return 0;
+	}
+	if (cmd)
+		return get_argv(c, cmd, "command", &r->observe_command);
+	return scenario__error(c, n, "observe needs 'sql' or 'command'");
+}
+
+static int parse_expect(struct yctx *c, yaml_node_t *n, enum expectation *out)
+{
+	const char *v;
+
+	if (scenario__get_str(c, n, "expect", &v) < 0)
+		return FC_USAGE;
+	for (size_t e = 0; e < EXPECTATION_COUNT; e++) {
+		if (strcmp(v, expectation_names[e]) == 0) {
+			*out = (enum expectation)e;
+			return 0;
+		}
+	}
+	return scenario__error(c, n,
+			       "unknown expectation '%.40s' (expected certified, certified-automatic, certified-fail-closed or rejected)",
+			       v);
+}
+
+static int env_entry(struct yctx *c, yaml_node_pair_t *p, char **out)
+{
+	yaml_node_t *k = scenario__node(c, p->key), *v;
+	const char *name, *value;
+
+	if (!k || scenario__get_str(c, k, "env", &name) < 0)
+		return FC_USAGE;
+	if (!scenario__env_name_valid(name, strlen(name)))
+		return scenario__error(c, k, "'%.40s' is not an environment variable name",
+				       name);
+	if (strncmp(name, "FENCECERT_", 10) == 0)
+		return scenario__error(c, k,
+				       "environment variable '%.40s' is set by the harness and cannot be overridden",
+				       name);
+	v = scenario__node(c, p->value);
+	if (!v || scenario__get_str(c, v, name, &value) < 0 ||
+	    check_template(c, v, value) < 0)
+		return FC_USAGE;
+	if (asprintf(out, "%s=%s", name, value) < 0) {
+		*out = NULL;
+		scenario__error(c, v, "out of memory");
+		return FC_NOMEM;
+	}
+	return 0;
+}
+
+static int parse_env(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	size_t count, i = 0;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return scenario__error(c, n, "'env' must be a mapping, got %s",
+				       scenario__kind(n));
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	if (count > ENV_MAX)
+		return scenario__error(c, n, "'env' has more than %d entries", ENV_MAX);
+	free(r->env);
+	r->env = calloc(count + 1, sizeof(char *));
+	if (!r->env) {
+		scenario__error(c, n, "out of memory");
+		return FC_NOMEM;
+	}
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     p < n->data.mapping.pairs.top; p++, i++) {
+		int rc = env_entry(c, p, &r->env[i]);
+
+		if (rc < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++) {
+			size_t len = strcspn(r->env[i], "=");
+
+			if (strncmp(r->env[j], r->env[i], len + 1) == 0)
+				return scenario__error(c, scenario__node(c, p->key),
+						       "duplicate key '%.*s' in env",
+						       (int)len, r->env[i]);
+		}
+	}
+	return 0;
+}
+
+static int parse_route(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+{
+	yaml_node_t *v;
+
+	r->line = (int)n->start_mark.line + 1;
+	r->column = (int)n->start_mark.column + 1;
+	r->expect = EXPECT_CERTIFIED;
+	r->env = calloc(1, sizeof(char *));
+	if (!r->env) {
+		scenario__error(c, n, "out of memory");
+		return FC_NOMEM;
+	}
+	if (scenario__map_check(c, n, route_keys, "route") < 0 ||
+	    scenario__map_need(c, n, "name", "route", &v) < 0 ||
+	    scenario__get_name(c, v, "name", r->name) < 0 ||
+	    scenario__map_need(c, n, "command", "route", &v) < 0 ||
+	    get_argv(c, v, "command", &r->command) < 0 ||
+	    get_template(c, n, "journal", "route", &r->journal) < 0 ||
+	    get_template(c, n, "target", "route", &r->target) < 0 ||
+	    scenario__map_need(c, n, "observe", "route", &v) < 0 ||
+	    parse_observe(c, v, r) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "expect", NULL)) &&
+	    parse_expect(c, v, &r->expect) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "env", NULL)) && parse_env(c, v, r) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "fork_server", NULL)) &&
+	    scenario__get_bool(c, v, "fork_server", &r->fork_server) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_routes(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'routes' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count < 1 || count > SUITE_MAX_ROUTES)
+		return scenario__error(c, list, "'routes' must have 1 to %d entries, got %zu",
+				       SUITE_MAX_ROUTES, count);
+	s->routes = calloc(count, sizeof(*s->routes));
+	if (!s->routes) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct route_spec *r = &s->routes[i];
+
+		s->nroutes = i + 1; /* so suite_free releases a half-built route */
+		if (!n || parse_route(c, n, r) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->routes[j].name, r->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate route name '%s' (first at line %d)",
+						       r->name, s->routes[j].line);
+	}
+	return 0;
+}
+
+/* ---- services ------------------------------------------------------- */
+
+static int parse_service(struct yctx *c, yaml_node_t *n, struct service_spec *sv)
+{
+	yaml_node_t *v, *k = NULL;
+	const char *kind;
+
+	sv->line = (int)n->start_mark.line + 1;
+	sv->column = (int)n->start_mark.column + 1;
+	if (scenario__map_check(c, n, service_keys, "service") < 0 ||
+	    scenario__map_need(c, n, "name", "service", &v) < 0 ||
+	    scenario__get_name(c, v, "name", sv->name) < 0 ||
+	    scenario__map_need(c, n, "kind", "service", &v) < 0 ||
+	    scenario__get_str(c, v, "kind", &kind) < 0)
+		return FC_USAGE;
+	if (strcmp(kind, "etcd") == 0) {
+		sv->kind = SERVICE_ETCD;
+		sv->members = 1;
+		if (scenario__map_get(c, n, "env", &k))
+			return scenario__error(c, k, "'env' does not apply to kind 'etcd' (the harness always starts it)");
+		if ((v = scenario__map_get(c, n, "members", NULL)) &&
+		    scenario__get_int(c, v, "members", 1, 3, &sv->members) < 0)
+			return FC_USAGE;
+		if (sv->members == 2)
+			return scenario__error(c, v, "'members' must be 1 or 3, got 2");
+	} else if (strcmp(kind, "postgresql") == 0) {
+		sv->kind = SERVICE_POSTGRESQL;
+		if (scenario__map_get(c, n, "members", &k))
+			return scenario__error(c, k, "'members' does not apply to kind 'postgresql'");
+		if ((v = scenario__map_get(c, n, "env", NULL))) {
+			if (scenario__get_strbuf(c, v, "env", sv->env,
+						 sizeof(sv->env)) < 0)
+				return FC_USAGE;
+			if (!scenario__env_name_valid(sv->env, strlen(sv->env)))
+				return scenario__error(c, v, "'%.40s' is not an environment variable name",
+						       sv->env);
+		}
+	} else {
+		return scenario__error(c, v, "unknown service kind '%.40s' (expected etcd or postgresql)",
+				       kind);
+	}
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'services' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count > SUITE_MAX_SERVICES)
+		return scenario__error(c, list, "'services' has more than %d entries",
+				       SUITE_MAX_SERVICES);
+	s->services = calloc(count ? count : 1, sizeof(*s->services));
+	if (!s->services) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct service_spec *sv = &s->services[i];
+
+		if (!n || parse_service(c, n, sv) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->services[j].name, sv->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate service name '%s' (first at line %d)",
+						       sv->name, s->services[j].line);
+		s->nservices = i + 1;
+	}
+	return 0;
+}
+
+/* ---- workload and orchestrator -------------------------------------- */
+
+static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
+		   long long min, long long max, int *out)
+{
+	yaml_node_t *v = scenario__map_get(c, map, key, NULL);
+
+	if (c->failed)
+		return FC_USAGE;
+	return v ? scenario__get_int(c, v, key, min, max, out) : 0;
+}
+
+static bool table_name_valid(const char *s)
+{
+	return scenario__env_name_valid(s, strlen(s)); /* an SQL identifier, unquoted */
+}
+
+static int parse_workload(struct yctx *c, yaml_node_t *n, struct workload_spec *w)
+{
+	yaml_node_t *v;
+
+	if (scenario__map_check(c, n, workload_keys, "workload") < 0 ||
+	    opt_int(c, n, "operations", 1, 1000, &w->operations) < 0 ||
+	    opt_int(c, n, "rows_per_operation", 1, 1000000,
+		    &w->rows_per_operation) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "seed", NULL)) &&
+	    scenario__get_u64(c, v, "seed", &w->seed) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, n, "strategy", NULL))) {
+		const char *name;
+		const char *const *k;
+
+		if (scenario__get_str(c, v, "strategy", &name) < 0)
+			return FC_USAGE;
+		for (k = strategies; *k && strcmp(name, *k) != 0; k++)
+			;
+		if (!*k)
+			return scenario__error(c, v,
+					       "unknown strategy '%.40s' (expected append, replace or upsert)",
+					       name);
+		snprintf(w->strategy, sizeof(w->strategy), "%s", *k);
+	}
+	if ((v = scenario__map_get(c, n, "table", NULL))) {
+		if (scenario__get_strbuf(c, v, "table", w->table,
+					 sizeof(w->table)) < 0)
+			return FC_USAGE;
+		if (!table_name_valid(w->table))
+			return scenario__error(c, v,
+					       "'table' must be an SQL identifier ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+					       w->table);
+	}
+	return c->failed ? FC_USAGE : 0;
+}
+
+static int parse_orchestrator(struct yctx *c, yaml_node_t *n,
+			      struct orchestrator_spec *o)
+{
+	if (scenario__map_check(c, n, orchestrator_keys, "orchestrator") < 0 ||
+	    opt_int(c, n, "retries", 0, 20, &o->retries) < 0 ||
+	    opt_int(c, n, "zombie_delay_ms", 0, 3600000, &o->zombie_delay_ms) < 0 ||
+	    opt_int(c, n, "attempt_timeout_ms", 1, 86400000,
+		    &o->attempt_timeout_ms) < 0 ||
+	    opt_int(c, n, "lease_ttl_ms", 1, 3600000, &o->lease_ttl_ms) < 0)
+		return FC_USAGE;
+	return 0;
+}
+
+/* ---- the suite ------------------------------------------------------ */
+
+static void set_defaults(struct suite *s)
+{
+	s->version = 1;
+	s->workload.operations = 1;
+	s->workload.rows_per_operation = 100;
+	s->workload.seed = 1;
+	strcpy(s->workload.strategy, "append");
+	strcpy(s->workload.table, "events");
+	s->orchestrator.retries = 3;
+	s->orchestrator.zombie_delay_ms = 500;
+	s->orchestrator.attempt_timeout_ms = 30000;
+	s->orchestrator.lease_ttl_ms = 200;
+}
+
+static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
+{
+	yaml_node_t *v;
+	int version;
+
+	if (root->type != YAML_MAPPING_NODE)
+		return scenario__error(c, root, "a suite must be a mapping, got %s",
+				       scenario__kind(root));
+	/* Invariant 3: the version decides which keys exist. */
+	if (scenario__map_need(c, root, "version", "suite", &v) < 0 ||
+	    scenario__get_int(c, v, "version", 0, 1000000, &version) < 0)
+		return FC_USAGE;
+	if (version != 1)
+		return scenario__error(c, v,
+				       "unsupported version %d (this fencecert reads version 1)",
+				       version);
+	if (scenario__map_check(c, root, suite_keys, "suite") < 0 ||
+	    scenario__map_need(c, root, "suite", "suite", &v) < 0 ||
+	    scenario__get_name(c, v, "suite", s->name) < 0)
+		return FC_USAGE;
+	/* services first: routes and faults refer to them */
+	if ((v = scenario__map_get(c, root, "services", NULL)) &&
+	    parse_services(c, v, s) < 0)
+		return FC_USAGE;
+	/* proxies next: their upstream may name a service, routes name them */
+	if ((v = scenario__map_get(c, root, "proxies", NULL)) &&
+	    scenario__parse_proxies(c, v, s) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
+	    parse_routes(c, v, s) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, root, "workload", NULL)) &&
+	    parse_workload(c, v, &s->workload) < 0)
+		return FC_USAGE;
+	if ((v = scenario__map_get(c, root, "orchestrator", NULL)) &&
+	    parse_orchestrator(c, v, &s->orchestrator) < 0)
+		return FC_USAGE;
+	if (scenario__map_need(c, root, "scenarios", "suite", &v) < 0)
+		return FC_USAGE;
+	return scenario__parse_scenarios(c, v, s);
+}
+
+/* "FILE:LINE:COLUMN: yaml syntax error: ..." from libyaml's problem. */
+static int syntax_error(yaml_parser_t *p, const char *name, const char *buf,
+			size_t len, char *err, size_t errlen)
+{
+	size_t line = p->problem_mark.line + 1, column = p->problem_mark.column + 1;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader reports a byte offset, not a mark. */
+		size_t off = p->problem_offset < len ? p->problem_offset : len;
+
+		line = 1, column = 1;
+		for (size_t i = 0; i < off; i++, column++)
+			if (buf[i] == '\n')
+				line++, column = 0;
+	}
+	snprintf(err, errlen, "%s:%zu:%zu: yaml syntax error: %s%s%s%s", name,
+		 line, column, p->problem ? p->problem : "unknown problem",
+		 p->context ? " (" : "", p->context ? p->context : "",
+		 p->context ? ")" : "");
+	return FC_USAGE;
+}
+
+/* Load the single document of buf into doc.  0, or an error with err set. */
+static int load_document(const char *name, const char *buf, size_t len,
+			 yaml_document_t *doc, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	int rc = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, doc)) {
+		rc = syntax_error(&parser, name, buf, len, err, errlen);
+		yaml_parser_delete(&parser);
+		return rc;
+	}
+	if (!yaml_document_get_root_node(doc)) {
+		snprintf(err, errlen, "%s:1:1: suite is empty", name);
+		rc = FC_USAGE;
+	} else if (doc->nodes.top - doc->nodes.start > SUITE_MAX_NODES) {
+		snprintf(err, errlen, "%s:1:1: suite has more than %d nodes", name,
+			 SUITE_MAX_NODES);
+		rc = FC_USAGE;
+	} else if (!yaml_parser_load(&parser, &extra)) {
+		rc = syntax_error(&parser, name, buf, len, err, errlen);
+	} else {
+		root = yaml_document_get_root_node(&extra);
+		if (root) {
+			snprintf(err, errlen,
+				 "%s:%zu:%zu: a suite file holds one YAML document, found another",
+				 name, root->start_mark.line + 1,
+				 root->start_mark.column + 1);
+			rc = FC_USAGE;
+		}
+		yaml_document_delete(&extra);
+	}
+	if (rc < 0)
+		yaml_document_delete(doc);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int suite_load_buffer(const char *name, const char *buf, size_t len,
+		      struct suite **out, char *err, size_t errlen)
+{
+	yaml_document_t doc;
+	struct yctx c = {
+		.doc = &doc, .file = name, .err = err, .errlen = errlen,
+		.budget = SUITE_VISIT_BUDGET,
+	};
+	struct suite *s;
+	int rc;
+
+	*out = NULL;
+	if (len > SUITE_MAX_BYTES) {
+		snprintf(err, errlen, "%s:1:1: suite is larger than %d bytes", name,
+			 SUITE_MAX_BYTES);
+		return FC_USAGE;
+	}
+	rc = load_document(name, buf, len, &doc, err, errlen);
+	if (rc < 0)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(name))) {
+		free(s);
+		yaml_document_delete(&doc);
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	set_defaults(s);
+	c.suite = s;
+	rc = parse_suite(&c, yaml_document_get_root_node(&doc), s);
+	yaml_document_delete(&doc);
+	if (rc < 0 || c.failed) {
+		suite_free(s);
+		return rc < 0 ? rc : FC_USAGE;
+	}
+	identity_buffer_digest(buf, len, s->digest);
+	*out = s;
+	return 0;
+}
+
+int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd, rc;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot read suite '%s': %s", path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return FC_IO;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > SUITE_MAX_BYTES) {
+		snprintf(err, errlen, "cannot read suite '%s': %s", path,
+			 S_ISREG(st.st_mode) ? "larger than 1 MiB" : "not a regular file");
+		close(fd);
+		return S_ISREG(st.st_mode) ? FC_USAGE : FC_IO;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errlen, "cannot read suite '%s': out of memory", path);
+		return FC_NOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot read suite '%s': %s", path,
+				 n < 0 ? strerror(errno) : "file shrank while reading");
+			free(buf);
+			close(fd);
+			return FC_IO;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	rc = suite_load_buffer(path, buf, got, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+void suite_free(struct suite *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nroutes; i++) {
+		struct route_spec *r = &s->routes[i];
+
+		scenario__strv_free(r->command);
+		free(r->journal);
+		free(r->target);
+		free(r->observe_sql);
+		scenario__strv_free(r->observe_command);
+		scenario__strv_free(r->env);
+	}
+	free(s->routes);
+	free(s->services);
+	for (size_t i = 0; i < s->nproxies; i++)
+		free(s->proxies[i].upstream);
+	free(s->proxies);
+	for (size_t i = 0; i < s->nscenarios; i++)
+		scenario__scenario_release(&s->scenarios[i]);
+	free(s->scenarios);
+	free(s->path);
+	free(s);
+}

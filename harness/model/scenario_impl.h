@@ -1,0 +1,142 @@
+/*
+ * scenario_impl.h -- what the suite loader's files share: the YAML walking
+ * context and its typed accessors (scenario_yaml.c), and the name/template
+ * rules schedule.c also enforces.  Only scenario.c, scenario_yaml.c and
+ * schedule.c include this file.
+ *
+ * The loader walks a libyaml document (yaml_parser_load) guided by the
+ * schema, never by the shape of the document, so recursion depth is the
+ * schema's depth.  Every node it touches is charged to `budget`: anchors
+ * and aliases are allowed, but an alias bomb runs the budget out and becomes
+ * an ordinary error instead of a long walk.
+ */
+#ifndef FENCECERT_SCENARIO_IMPL_H
+#define FENCECERT_SCENARIO_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <yaml.h>
+
+#include "harness/model/scenario.h"
+
+#define SUITE_MAX_BYTES (1 << 20)     /* a suite is a hand-written file */
+#define SUITE_MAX_NODES 100000        /* distinct nodes in the document */
+#define SUITE_VISIT_BUDGET 1000000    /* node visits, aliases included */
+#define SUITE_MAX_ROUTES 64
+#define SUITE_MAX_SERVICES 8
+#define SUITE_MAX_SCENARIOS 4096
+#define SCENARIO_MAX_FAULTS 32        /* and the schedule string must fit */
+#define ARGV_MAX 256                  /* command and observe.command entries */
+#define ENV_MAX 64                    /* route env entries */
+#define EXPLORE_MAX_FAILPOINTS 256
+#define TEMPLATE_MAX_OUTPUT 65536     /* an expanded template */
+
+struct yctx {
+	yaml_document_t *doc;
+	const char *file;     /* name used in messages */
+	char *err;
+	size_t errlen;
+	long budget;          /* node visits left */
+	bool failed;          /* err holds the first error */
+	const struct suite *suite; /* being built: its services are known
+				      before routes and scenarios */
+};
+
+/* Record "FILE:LINE:COLUMN: message" for node (or 1:1 when node is NULL)
+ * unless an error is already recorded; returns FC_USAGE. */
+int scenario__error(struct yctx *c, const yaml_node_t *node,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The node with this id, charged to the budget; NULL (with an error) when
+ * the budget is spent. */
+yaml_node_t *scenario__node(struct yctx *c, int id);
+
+/* A short noun for error messages: "a mapping", "a list", "null", ... */
+const char *scenario__kind(const yaml_node_t *n);
+
+/*
+ * Check that n is a mapping whose keys are strings (plain or quoted) drawn
+ * from `allowed` (NULL-terminated), none given twice.  `what` names the context
+ * in messages ("route", "fault").
+ */
+int scenario__map_check(struct yctx *c, yaml_node_t *n,
+			const char *const *allowed, const char *what)
+	FC_MUST_CHECK;
+
+/* The value of key in a checked mapping, or NULL when absent.  With
+ * keynode, also its key node (for "both X and Y" errors). */
+yaml_node_t *scenario__map_get(struct yctx *c, yaml_node_t *map,
+			       const char *key, yaml_node_t **keynode);
+
+/* Like scenario__map_get, but a missing key is an error naming `what`. */
+int scenario__map_need(struct yctx *c, yaml_node_t *map, const char *key,
+		       const char *what, yaml_node_t **out)
+	FC_MUST_CHECK;
+
+/* Typed scalars.  `key` names the value in messages. */
+int scenario__get_str(struct yctx *c, yaml_node_t *n, const char *key,
+		      const char **out)
+	FC_MUST_CHECK;
+int scenario__get_strbuf(struct yctx *c, yaml_node_t *n, const char *key,
+			 char *buf, size_t size)
+	FC_MUST_CHECK;
+int scenario__get_strdup(struct yctx *c, yaml_node_t *n, const char *key,
+			 char **out)
+	FC_MUST_CHECK;
+int scenario__get_int(struct yctx *c, yaml_node_t *n, const char *key,
+		      long long min, long long max, int *out)
+	FC_MUST_CHECK;
+int scenario__get_u64(struct yctx *c, yaml_node_t *n, const char *key,
+		      uint64_t *out)
+	FC_MUST_CHECK;
+int scenario__get_bool(struct yctx *c, yaml_node_t *n, const char *key,
+		       bool *out)
+	FC_MUST_CHECK;
+
+/* A list of strings into a NULL-terminated heap argv (min_items..max_items
+ * entries).  Each entry is checked with `check` when it is not NULL. */
+int scenario__get_strv(struct yctx *c, yaml_node_t *n, const char *key,
+		       size_t min_items, size_t max_items,
+		       int (*check)(struct yctx *, yaml_node_t *, const char *),
+		       char ***out)
+	FC_MUST_CHECK;
+
+/* Free a NULL-terminated string vector (NULL is a no-op). */
+void scenario__strv_free(char **v);
+
+/* A failpoint name: 1..FAILPOINT_NAME_MAX-1 of [A-Za-z0-9_], and not one of
+ * the schedule keywords "next", "never", "clean", "all" (scenario_faults.c;
+ * schedule.c applies the same rule to strings). */
+bool scenario__failpoint_valid(const char *name, size_t len);
+
+/* Check a template without expanding it ({service:NAME} against s's
+ * services when s is not NULL); 0 or FC_USAGE with a message naming the
+ * placeholder. */
+/* NAME of {env:NAME} (and of a service's env): [A-Za-z_][A-Za-z0-9_]*. */
+bool scenario__env_name_valid(const char *s, size_t len);
+
+int scenario__template_check(const struct suite *s, const char *tmpl,
+			     char *err, size_t errlen) FC_MUST_CHECK;
+
+/* A route, scenario or suite name: [A-Za-z0-9][A-Za-z0-9._-]*, shorter
+ * than SCENARIO_NAME_MAX; checked and copied into buf. */
+int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
+		       char buf[SCENARIO_NAME_MAX])
+	FC_MUST_CHECK;
+
+/* The `scenarios:` list (scenario_faults.c).  Needs s->workload and
+ * s->orchestrator already parsed: faults are checked against them. */
+int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list,
+			      struct suite *s)
+	FC_MUST_CHECK;
+
+/* The `proxies:` list (scenario_proxies.c).  Needs s->services parsed. */
+int scenario__parse_proxies(struct yctx *c, yaml_node_t *list,
+			    struct suite *s) FC_MUST_CHECK;
+
+/* Release what one scenario owns (not the struct itself). */
+void scenario__scenario_release(struct scenario *sc);
+
+#endif

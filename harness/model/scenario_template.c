@@ -1,0 +1,194 @@
+/*
+ * scenario_template.c -- the placeholders of route templates ({dir},
+ * {schedule_id}, {env:VAR}, {service:NAME}, {proxy:NAME}): checked when a
+ * suite is loaded, expanded when a schedule runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/model/scenario_impl.h"
+
+/* ---- templates ------------------------------------------------------ */
+
+bool scenario__env_name_valid(const char *s, size_t len)
+{
+	if (len == 0 || !((s[0] >= 'A' && s[0] <= 'Z') ||
+			  (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static bool service_name_valid(const char *s, size_t len)
+{
+	if (len == 0 || len >= SCENARIO_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') ||
+		      (i > 0 && (s[i] == '.' || s[i] == '_' || s[i] == '-'))))
+			return false;
+	return true;
+}
+
+/* The value of one placeholder `name` (len bytes, without braces).  With
+ * v NULL only the syntax is checked, and `{service:NAME}` against the
+ * suite's services when s is given.  {env:NAME} is looked up only when
+ * expanding: the environment belongs to the run, not the file. */
+static int placeholder(const char *name, size_t len, const struct suite *s,
+		       const struct template_vars *v, const char **value,
+		       char *err, size_t errlen)
+{
+	char var[SCENARIO_NAME_MAX > 256 ? SCENARIO_NAME_MAX : 256];
+
+	*value = "";
+	if (len == 3 && memcmp(name, "dir", 3) == 0) {
+		if (v && !(*value = v->dir)) {
+			snprintf(err, errlen, "placeholder '{dir}' has no value here");
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len == 11 && memcmp(name, "schedule_id", 11) == 0) {
+		if (v && !(*value = v->schedule_id)) {
+			snprintf(err, errlen, "placeholder '{schedule_id}' has no value here");
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len > 8 && memcmp(name, "service:", 8) == 0 &&
+	    service_name_valid(name + 8, len - 8)) {
+		memcpy(var, name + 8, len - 8);
+		var[len - 8] = '\0';
+		if (!v && s && !suite_service(s, var)) {
+			snprintf(err, errlen,
+				 "placeholder '{service:%s}' names no service of the suite",
+				 var);
+			return FC_USAGE;
+		}
+		if (v && !(*value = v->service ?
+			   v->service(v->service_ctx, var) : NULL)) {
+			snprintf(err, errlen, "service '%s' is not running", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len > 6 && memcmp(name, "proxy:", 6) == 0 &&
+	    service_name_valid(name + 6, len - 6)) {
+		memcpy(var, name + 6, len - 6);
+		var[len - 6] = '\0';
+		if (!v && s && !suite_proxy(s, var)) {
+			snprintf(err, errlen,
+				 "placeholder '{proxy:%s}' names no proxy of the suite",
+				 var);
+			return FC_USAGE;
+		}
+		if (v && !(*value = v->proxy ? v->proxy(v->proxy_ctx, var) : NULL)) {
+			snprintf(err, errlen, "proxy '%s' is not running", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	if (len > 4 && memcmp(name, "env:", 4) == 0 &&
+	    scenario__env_name_valid(name + 4, len - 4)) {
+		if (len - 4 >= sizeof(var)) {
+			snprintf(err, errlen, "environment variable name in '{%.40s' is too long",
+				 name);
+			return FC_USAGE;
+		}
+		memcpy(var, name + 4, len - 4);
+		var[len - 4] = '\0';
+		if (v && !(*value = getenv(var))) {
+			snprintf(err, errlen, "environment variable '%s' is not set", var);
+			return FC_USAGE;
+		}
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "unknown placeholder '{%.*s}' (expected {dir}, {schedule_id}, {service:NAME}, {proxy:NAME} or {env:NAME})",
+		 (int)(len > 40 ? 40 : len), name);
+	return FC_USAGE;
+}
+
+/*
+ * Walk a template.  With sink NULL only the syntax is checked.
+ * Grammar: "{{" is a literal '{'; "{dir}"; "{schedule_id}";
+ * "{service:NAME}"; "{env:NAME}"; any other "{...}" is an error; '}' on
+ * its own is literal.
+ */
+static int template_walk(const char *tmpl, const struct suite *s,
+			 const struct template_vars *v, FILE *sink,
+			 char *err, size_t errlen)
+{
+	for (const char *p = tmpl; *p; p++) {
+		const char *end, *value;
+		int rc;
+
+		if (*p != '{') {
+			if (sink)
+				fputc(*p, sink);
+			continue;
+		}
+		if (p[1] == '{') {
+			if (sink)
+				fputc('{', sink);
+			p++;
+			continue;
+		}
+		end = strchr(p, '}');
+		if (!end) {
+			snprintf(err, errlen, "unterminated placeholder '%.40s' (write '{{' for a literal brace)",
+				 p);
+			return FC_USAGE;
+		}
+		rc = placeholder(p + 1, (size_t)(end - p - 1), s, v, &value, err,
+				 errlen);
+		if (rc)
+			return rc;
+		if (sink)
+			fputs(value, sink);
+		p = end;
+	}
+	return 0;
+}
+
+int scenario__template_check(const struct suite *s, const char *tmpl,
+			     char *err, size_t errlen)
+{
+	return template_walk(tmpl, s, NULL, NULL, err, errlen);
+}
+
+int scenario_expand(const char *tmpl, const struct template_vars *v,
+		    char **out, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *sink = open_memstream(&buf, &size);
+	int rc;
+
+	*out = NULL;
+	if (!sink) {
+		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
+		return FC_NOMEM;
+	}
+	rc = template_walk(tmpl, NULL, v, sink, err, errlen);
+	if (fclose(sink) != 0 && rc == 0) {
+		snprintf(err, errlen, "out of memory expanding '%.40s'", tmpl);
+		rc = FC_NOMEM;
+	}
+	if (rc == 0 && size > TEMPLATE_MAX_OUTPUT) {
+		snprintf(err, errlen, "expansion of '%.40s' is longer than %d bytes",
+			 tmpl, TEMPLATE_MAX_OUTPUT);
+		rc = FC_USAGE;
+	}
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	return 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * pool.c -- forked workers, one job at a time each, JSON lines back
+ * (pool.h).
+ *
+ * Invariants:
+ *  1. A worker holds only its own two pipe ends; it closes every other
+ *     worker's ends after fork, so EOF on a job pipe reaches exactly one
+ *     worker and EOF on a result pipe means exactly one worker died.
+ *  2. A worker is busy from submit until its result line (or its death) is
+ *     seen; only idle workers get jobs.
+ *  3. The coordinator never blocks writing a job: job lines are small and
+ *     the worker reads its pipe whenever it is idle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+#include "harness/proc/pool.h"
+
+#define POOL_MAX_WORKERS 64
+#define POOL_LINE_MAX (256L * 1024 * 1024) /* one result line */
+#define POOL_KEEP_HEAP (64 * 1024 * 1024) /* heap a worker does not trim */
+
+struct worker {
+	pid_t pid;
+	int job_fd;     /* coordinator -> worker */
+	int res_fd;     /* worker -> coordinator */
+	bool busy;
+	void *tag;
+	char *buf;      /* partial result line */
+	size_t len, cap;
+};
+
+struct pool {
+	struct worker w[POOL_MAX_WORKERS];
+	int n;
+	pool_work_fn work;
+	pool_fini_fn fini;
+	void *ctx;
+};
+
+/* One write() for the line and its newline: the reader wakes once per
+ * line, not once for the text and again for the "\n". */
+static int send_line(int fd, json_t *v)
+{
+	char *s = json_dumps(v, JSON_COMPACT), *line;
+	size_t len;
+	int rc;
+
+	if (!s)
+		return FC_NOMEM;
+	len = strlen(s);
+	line = realloc(s, len + 2);
+	if (!line) {
+		free(s);
+		return FC_NOMEM;
+	}
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	rc = fs_write_all(fd, line, len + 1);
+	free(line);
+	return rc;
+}
+
+static void worker_main(pool *p, int self, int job_fd, int res_fd,
+			pid_t parent) __attribute__((noreturn));
+static void worker_main(pool *p, int self, int job_fd, int res_fd,
+			pid_t parent)
+{
+	FILE *in;
+	char *line = NULL;
+	size_t cap = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(1);
+	/* the coordinator's handlers are for the coordinator */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	for (int i = 0; i < p->n; i++) {
+		if (i == self)
+			continue;
+		if (p->w[i].job_fd >= 0)
+			close(p->w[i].job_fd);
+		if (p->w[i].res_fd >= 0)
+			close(p->w[i].res_fd);
+	}
+	in = fdopen(job_fd, "r");
+	if (!in)
+		_exit(1);
+	/* A schedule frees what it allocated; by default glibc hands the top
+	 * of the heap back to the kernel each time (systrim) and the next
+	 * schedule faults it in again.  A worker keeps its heap instead. */
+	mallopt(M_TRIM_THRESHOLD, POOL_KEEP_HEAP);
+	mallopt(M_MMAP_THRESHOLD, POOL_KEEP_HEAP / 16); /* fixed from now on */
+	while (getline(&line, &cap, in) > 0) {
+		json_t *job = json_loads(line, 0, NULL), *res;
+		if (!job)
+			break;
+		res = p->work(p->ctx, job);
+		json_decref(job);
+		if (!res || send_line(res_fd, res)) {
+			json_decref(res);
+			break;
+		}
+		json_decref(res);
+	}
+	free(line);
+	if (p->fini)
+		p->fini(p->ctx);
+	_exit(0);
+}
+
+static int start_worker(pool *p, int i, char *err, size_t errlen)
+{
+	int jp[2], rp[2];
+	pid_t pid, parent = getpid();
+
+	if (pipe2(jp, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot create pipe: %s", strerror(errno));
+		return FC_IO;
+	}
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot create pipe: %s", strerror(errno));
+		close(jp[0]);
+		close(jp[1]);
+		return FC_IO;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot start worker: %s", strerror(errno));
+		close(jp[0]);
+		close(jp[1]);
+		close(rp[0]);
+		close(rp[1]);
+		return FC_IO;
+	}
+	if (pid == 0) {
+		close(jp[1]);
+		close(rp[0]);
+		worker_main(p, i, jp[0], rp[1], parent);
+	}
+	close(jp[0]);
+	close(rp[1]);
+	p->w[i] = (struct worker){ .pid = pid, .job_fd = jp[1], .res_fd = rp[0] };
+	return 0;
+}
+
+int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
+	     pool **out, char *err, size_t errlen)
+{
+	pool *p;
+
+	*out = NULL;
+	if (workers < 1 || workers > POOL_MAX_WORKERS) {
+		snprintf(err, errlen, "workers must be 1 to %d", POOL_MAX_WORKERS);
+		return FC_USAGE;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	p->work = work;
+	p->fini = fini;
+	p->ctx = ctx;
+	for (int i = 0; i < POOL_MAX_WORKERS; i++)
+		p->w[i].job_fd = p->w[i].res_fd = -1;
+	for (int i = 0; i < workers; i++) {
+		int rc = start_worker(p, i, err, errlen);
+		if (rc) {
+			pool_free(p);
+			return rc;
+		}
+		p->n = i + 1;
+	}
+	*out = p;
+	return 0;
+}
+
+static void stop_worker(struct worker *w, bool kill_it)
+{
+	if (w->job_fd >= 0)
+		close(w->job_fd);
+	if (w->res_fd >= 0)
+		close(w->res_fd);
+	w->job_fd = w->res_fd = -1;
+	if (w->pid > 0) {
+		if (kill_it)
+			kill(w->pid, SIGKILL);
+		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	w->pid = 0;
+	free(w->buf);
+	w->buf = NULL;
+	w->len = w->cap = 0;
+}
+
+void pool_free(pool *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++)
+		stop_worker(&p->w[i], p->w[i].busy);
+	free(p);
+}
+
+bool pool_has_idle(const pool *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (!p->w[i].busy && p->w[i].pid > 0)
+			return true;
+	return false;
+}
+
+size_t pool_busy(const pool *p)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < p->n; i++)
+		n += p->w[i].busy;
+	return n;
+}
+
+int pool_submit(pool *p, json_t *job, void *tag)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct worker *w = &p->w[i];
+		if (w->busy || w->pid <= 0)
+			continue;
+		if (send_line(w->job_fd, job))
+			return FC_IO;
+		w->busy = true;
+		w->tag = tag;
+		return 0;
+	}
+	return FC_USAGE;
+}
+
+/* A worker died: report its job as lost and start a replacement. */
+static int replace(pool *p, int i, json_t **result, void **tag)
+{
+	char err[256];
+	bool was_busy = p->w[i].busy;
+
+	*tag = p->w[i].tag;
+	*result = NULL;
+	stop_worker(&p->w[i], true);
+	p->w[i].busy = false;
+	if (start_worker(p, i, err, sizeof(err)))
+		p->w[i].pid = 0; /* one worker fewer */
+	return was_busy ? 1 : 0;
+}
+
+/* Read what is there; return 1 with a complete line's JSON, 0 if none
+ * yet, -1 at EOF. */
+static int read_result(struct worker *w, json_t **result)
+{
+	char *nl;
+
+	for (;;) {
+		ssize_t r;
+		if (w->len && (nl = memchr(w->buf, '\n', w->len))) {
+			size_t len = (size_t)(nl - w->buf);
+			*result = json_loadb(w->buf, len, 0, NULL);
+			w->len -= len + 1;
+			memmove(w->buf, nl + 1, w->len);
+			return *result ? 1 : -1;
+		}
+		if (w->cap - w->len < 65536) {
+			size_t nc = w->cap ? w->cap * 2 : 262144;
+			char *nb;
+			if (nc > POOL_LINE_MAX)
+				return -1;
+			nb = realloc(w->buf, nc);
+			if (!nb)
+				return -1;
+			w->buf = nb;
+			w->cap = nc;
+		}
+		r = read(w->res_fd, w->buf + w->len, w->cap - w->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return 0;
+		if (r <= 0)
+			return -1;
+		w->len += (size_t)r;
+		if (!memchr(w->buf + w->len - (size_t)r, '\n', (size_t)r))
+			return 0; /* poll again rather than block */
+	}
+}
+
+int pool_collect(pool *p, long long timeout_ms, json_t **result, void **tag)
+{
+	struct pollfd fds[POOL_MAX_WORKERS];
+	int idx[POOL_MAX_WORKERS], n = 0, rc;
+
+	*result = NULL;
+	*tag = NULL;
+	for (int i = 0; i < p->n; i++) {
+		struct worker *w = &p->w[i];
+		if (!w->busy)
+			continue;
+		if (w->len && memchr(w->buf, '\n', w->len)) {
+			rc = read_result(w, result);
+			w->busy = false;
+			*tag = w->tag;
+			if (rc < 0)
+				return replace(p, i, result, tag);
+			return 1;
+		}
+		fds[n].fd = w->res_fd;
+		fds[n].events = POLLIN;
+		idx[n++] = i;
+	}
+	if (!n)
+		return 0;
+	rc = poll(fds, (nfds_t)n, timeout_ms < 0 ? -1 : (int)timeout_ms);
+	if (rc < 0)
+		return errno == EINTR ? 0 : FC_IO;
+	for (int k = 0; k < n; k++) {
+		struct worker *w = &p->w[idx[k]];
+		if (!fds[k].revents)
+			continue;
+		rc = read_result(w, result);
+		if (rc == 0)
+			continue;
+		if (rc < 0)
+			return replace(p, idx[k], result, tag);
+		w->busy = false;
+		*tag = w->tag;
+		return 1;
+	}
+	return 0;
+}

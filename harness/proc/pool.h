@@ -1,0 +1,53 @@
+/*
+ * pool.h -- a fixed set of forked worker processes that each run jobs one
+ * at a time and send each result back as one JSON line.
+ *
+ * The coordinator hands a job (a JSON value) to an idle worker over that
+ * worker's job pipe and reads results from the worker's own result pipe
+ * (one pipe per worker, so long lines never interleave).  A worker runs
+ * `work(ctx, job)` in its own process: a crash or a hang in one schedule
+ * costs one worker, which is replaced, never the run.
+ *
+ * Workers die with the coordinator (PR_SET_PDEATHSIG), and a worker exits
+ * when its job pipe reaches EOF (pool_free()).
+ *
+ * Ownership: pool_submit() does not take the job; results returned by
+ * pool_collect() are new references the caller releases.
+ */
+#ifndef FENCECERT_POOL_H
+#define FENCECERT_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "common/error.h"
+
+typedef struct pool pool;
+
+/* Runs in the worker; returns a new reference (NULL: out of memory). */
+typedef json_t *(*pool_work_fn)(void *ctx, json_t *job);
+/* Runs in the worker before it exits (release per-worker state). */
+typedef void (*pool_fini_fn)(void *ctx);
+
+int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
+	     pool **out, char *err, size_t errlen) FC_MUST_CHECK;
+void pool_free(pool *p); /* NULL is a no-op; waits for the workers */
+
+bool pool_has_idle(const pool *p);
+size_t pool_busy(const pool *p);
+
+/* Give job to an idle worker; `tag` comes back with its result. */
+int pool_submit(pool *p, json_t *job, void *tag) FC_MUST_CHECK;
+
+/*
+ * Wait up to timeout_ms (negative: no bound) for one result.  Returns 1
+ * with *result and *tag; *result is NULL when the worker died while running
+ * the job (it is replaced).  Returns 0 on timeout or when nothing is busy,
+ * a negative code on failure.
+ */
+int pool_collect(pool *p, long long timeout_ms, json_t **result, void **tag)
+	FC_MUST_CHECK;
+
+#endif

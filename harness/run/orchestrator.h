@@ -1,0 +1,90 @@
+/*
+ * orchestrator.h -- the Airflow model that runs one schedule.
+ *
+ * One schedule = one fresh directory, one deterministic workload (workgen),
+ * and a list of faults.  Operations are tasks run in order; each task has
+ * tries 1..retries+1:
+ *
+ *   - every try gets a fresh, empty XCom dir DIR/op<i>/xcom/try-<k>
+ *     (Airflow clears XCom when a try starts) and FENCECERT_PREV_XCOM_DIR
+ *     names the previous try's; DIR/op<i>/run persists across tries until a
+ *     lose_pod fault wipes it;
+ *   - exit 0 ends the task in success, exit 100 ends it failed (no more
+ *     tries), anything else (other exits, signals, timeouts) moves on to the
+ *     next try while tries remain;
+ *   - a try paused by a fault becomes a zombie: after max(zombie_delay_ms,
+ *     lease_ttl_ms) the task gives up on it and the next try starts while
+ *     it still lives; it is resumed per its fault (after the next try ended,
+ *     when the next try reaches a failpoint -- the next try then waits at
+ *     that failpoint until the zombie ended --, or never: killed at the end)
+ *     and its exit is recorded but does not change the task;
+ *   - no try starts and no zombie continues until max(zombie_delay_ms,
+ *     lease_ttl_ms) has passed since the last try ended (Airflow's
+ *     retry_delay) or since the event that resumes it, so every lease of
+ *     another try has expired: whether an attempt meets a live lease or a
+ *     stale epoch never depends on the machine's speed;
+ *   - kill/pause/fail apply at the hit-th HIT of a failpoint in try
+ *     `attempt` of the fault's operation (0: every operation);
+ *     lose_xcom/lose_pod/change_source apply once try `after_attempt` ended;
+ *     stop_member/start_member either way, as the fault says;
+ *   - the schedule holds the services' lock (services_enter): exclusive when
+ *     it stops or starts members, so no other schedule sees that; at the
+ *     end its {schedule_id} namespace is cleaned and stopped members are
+ *     started again (services_leave).
+ *
+ * Besides SPEC section 7's variables every attempt gets
+ * FENCECERT_PREV_XCOM_DIR, FENCECERT_LEASE_TTL_MS, FENCECERT_LEASE_OWNER
+ * ("op<i>-try<k>") and FENCECERT_BIN (this fencecert binary, so routes in
+ * other languages can use its journal CLI).
+ *
+ * The target is observed after every process ends, so the record says
+ * which attempt changed which rows; at the end the journal (through the
+ * port) and the surviving return.json files are read into the record.  A
+ * requested fault that never fired is marked so (rec_schedule.fired).
+ *
+ * Syscall faults (FAULT_SYSCALL) of try k run that try under a seccomp
+ * plan (inject_seccomp.h) built before it starts; tries without one get no
+ * filter.  A rule that failed a call or killed the try marks its fault
+ * fired and is recorded as applied.
+ *
+ * Ownership: orchestrator_run() returns a record the caller frees with
+ * record_free().  The directory stays; the caller removes it.
+ */
+#ifndef FENCECERT_ORCHESTRATOR_H
+#define FENCECERT_ORCHESTRATOR_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "harness/model/record.h"
+#include "harness/model/scenario.h"
+#include "harness/run/services.h"
+#include "harness/proc/supervise.h"
+
+struct orch_params {
+	const struct suite *suite;
+	const struct route_spec *route;
+	const char *scenario;        /* name, for the record */
+	const char *schedule;        /* string form, for the record */
+	const struct fault *faults;
+	size_t nfaults;
+	int operations;              /* workload operations; 0: the suite's */
+	const char *dir;             /* the schedule's own directory (exists) */
+	supervisor *sv;
+	services *services;          /* the suite's servers; NULL: none */
+	bool keep_namespaces;        /* leave {schedule_id}'s keys/schemas */
+	/* Syscall discovery: op 1 try 1 runs under a plan that counts these
+	 * syscalls on these paths, recorded in its rec_attempt.syscalls. */
+	const struct explore_spec *sys_discover;
+};
+
+/*
+ * Run the schedule.  Returns 0 and a record, also when the route misbehaved
+ * or could not be started (then record->status/error say so and the
+ * checker calls the schedule unverified).  Returns an error only when no
+ * record could be made (out of memory); then *out is NULL.
+ */
+int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
+		     char *err, size_t errlen) FC_MUST_CHECK;
+
+#endif

@@ -1,0 +1,474 @@
+/*
+ * workgen.c -- write deterministic workload and partition files.
+ *
+ * Invariants:
+ *   1. Same input, same bytes: the only randomness is splitmix64 seeded from
+ *      (seed, operation, source version); no time, pid or locale enters a
+ *      file, and JSON is written by jansson with a fixed key order.
+ *   2. The ids reported are computed exactly as a route computes them from
+ *      the files (identity_digest over the workload's fields, the CSV's
+ *      file digest as "source"), after the file is complete.
+ *   3. Files appear whole: workgen_generate() writes them in place before
+ *      any process of the schedule starts; change_source writes the new
+ *      partition to a temporary name and renames it, so a route never
+ *      reads half a partition, and a failed change_source leaves the
+ *      previous partition in place.
+ *   4. Every payload carries its source version, so a changed source always
+ *      has different bytes and a different intent_digest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/fsutil.h"
+#include "harness/run/workgen.h"
+
+/* The fixed parts of every operation's identity and intent. */
+#define WG_RELEASE "r1"
+#define WG_DEPLOYMENT "d1"
+#define WG_DAG "orders"
+#define WG_RUN "2026-11-01"
+#define WG_WORKLOAD "load_orders"
+#define WG_INTERVAL "2026-11-01/2026-11-02"
+#define WG_PACK "pk1"
+#define WG_SCHEMA "s1"
+
+struct op_store {
+	char *workload_path;
+	char *source_path;
+	char *keybuf;       /* all row keys, NUL-separated */
+	const char **keys;  /* nrows pointers into keybuf */
+};
+
+struct workgen {
+	struct workload_spec spec;
+	size_t nops;
+	struct workgen_op *ops;
+	struct op_store *store;
+};
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* One independent stream per (seed, operation, source version). */
+static uint64_t stream_seed(uint64_t seed, int index, int version)
+{
+	uint64_t st = seed;
+	uint64_t a = splitmix64(&st);
+
+	st = a ^ ((uint64_t)(unsigned)index << 20) ^ (uint64_t)(unsigned)version;
+	return splitmix64(&st);
+}
+
+/* Write one CSV field, quoted when it holds a comma, quote or newline. */
+static void put_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Five payload shapes in rotation (the file's first shape drawn from the
+ * seed), so any five consecutive rows hold plain, comma, quote and
+ * comma-and-quote payloads.  Each names its source version (invariant 4). */
+static void make_payload(char *buf, size_t size, unsigned shape, int version,
+			 uint64_t r)
+{
+	static const char *const words[] = {
+		"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
+	};
+	unsigned n = (unsigned)(r >> 40);
+
+	switch (shape % 5) {
+	case 0:
+		snprintf(buf, size, "g%d-%016" PRIx64, version, r);
+		break;
+	case 1:
+		snprintf(buf, size, "g%d,%u units", version, n);
+		break;
+	case 2:
+		snprintf(buf, size, "g%d said \"%u\"", version, n);
+		break;
+	case 3:
+		snprintf(buf, size, "\"g%d, %u\"", version, n);
+		break;
+	default:
+		snprintf(buf, size, "g%d %s %u", version, words[n % 6], n);
+		break;
+	}
+}
+
+/* The bytes of op's partition at source version `version`, in a heap
+ * buffer (*buf, freed by the caller). */
+static int csv_bytes(const struct workload_spec *spec,
+		     const struct workgen_op *op, int version, char **buf,
+		     size_t *len)
+{
+	uint64_t st = stream_seed(spec->seed, op->index, version);
+	unsigned first_shape = (unsigned)(splitmix64(&st) % 5);
+	char payload[96];
+	FILE *f = open_memstream(buf, len);
+
+	if (!f)
+		return FC_NOMEM;
+	fputs("row_key,payload\n", f);
+	for (size_t j = 0; j < op->nrows; j++) {
+		make_payload(payload, sizeof(payload), first_shape + (unsigned)j,
+			     version, splitmix64(&st));
+		put_field(f, op->row_keys[j]);
+		fputc(',', f);
+		put_field(f, payload);
+		fputc('\n', f);
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(*buf);
+		*buf = NULL;
+		return FC_NOMEM;
+	}
+	if (fclose(f) != 0) {
+		free(*buf);
+		*buf = NULL;
+		return FC_NOMEM;
+	}
+	return 0;
+}
+
+static json_t *workload_json(const struct workload_spec *spec, int index)
+{
+	char partition[16], source[32], contract[80];
+
+	snprintf(partition, sizeof(partition), "p%d", index);
+	snprintf(source, sizeof(source), "partition-%d.csv", index);
+	snprintf(contract, sizeof(contract), "%s.v1", spec->table);
+	return json_pack("{s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s},"
+			 "s:{s:s,s:s,s:s,s:s},s:s,s:s}",
+			 "identity",
+			 "release", WG_RELEASE, "deployment", WG_DEPLOYMENT,
+			 "dag", WG_DAG, "run", WG_RUN, "workload", WG_WORKLOAD,
+			 "partition", partition, "interval", WG_INTERVAL,
+			 "target", spec->table,
+			 "intent",
+			 "pack", WG_PACK, "strategy", spec->strategy,
+			 "target_contract", contract, "schema", WG_SCHEMA,
+			 "source", source, "table", spec->table);
+}
+
+/* Digest every string member of obj, plus one extra field when given. */
+static int digest_object(json_t *obj, const char *extra_name,
+			 const char *extra_value, char out[IDENTITY_DIGEST_LEN + 1],
+			 char *err, size_t errlen)
+{
+	struct identity_field fields[IDENTITY_MAX_FIELDS];
+	size_t n = 0;
+	const char *key;
+	json_t *value;
+
+	json_object_foreach(obj, key, value) {
+		if (n + 1 >= IDENTITY_MAX_FIELDS)
+			break;
+		fields[n].name = key;
+		fields[n++].value = json_string_value(value);
+	}
+	if (extra_name) {
+		fields[n].name = extra_name;
+		fields[n++].value = extra_value;
+	}
+	return identity_digest(fields, n, out, err, errlen);
+}
+
+/* Create (or truncate) path and write len bytes of buf into it: one
+ * open, one write, one close, no stdio buffer and its fstat. */
+static int write_bytes(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	int rc;
+
+	if (fd < 0)
+		return FC_IO;
+	rc = fs_write_all(fd, buf, len);
+	if (close(fd) != 0 && !rc)
+		rc = FC_IO;
+	return rc;
+}
+
+/* Write path's content.  In a directory no process reads yet (the
+ * workload as generated) the file is written in place; otherwise
+ * (`whole`) through a temporary name renamed into place, so a reader
+ * never sees half of it and a failure leaves the old file (invariant 3).
+ * On failure errno says why and no file of ours is left. */
+static int publish(const char *path, const char *buf, size_t len, bool whole)
+{
+	char tmp[4096];
+	int rc, saved;
+
+	if (!whole) {
+		rc = write_bytes(path, buf, len);
+		if (rc < 0) {
+			saved = errno;
+			unlink(path);
+			errno = saved;
+		}
+		return rc;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return FC_USAGE;
+	}
+	rc = write_bytes(tmp, buf, len);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = FC_IO;
+	if (rc < 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+	}
+	return rc;
+}
+
+/* Compute the intent_digest of op's source, whose file holds exactly the
+ * len bytes of csv (the digest a route takes of the file), into out. */
+static int intent_of(const struct workload_spec *spec, const struct workgen_op *op,
+		     const char *csv, size_t len,
+		     char out[IDENTITY_DIGEST_LEN + 1], char *err, size_t errlen)
+{
+	char source[IDENTITY_DIGEST_LEN + 1];
+	json_t *doc;
+	int rc;
+
+	identity_buffer_digest(csv, len, source);
+	doc = workload_json(spec, op->index);
+	if (!doc) {
+		snprintf(err, errlen, "out of memory building a workload");
+		return FC_NOMEM;
+	}
+	rc = digest_object(json_object_get(doc, "intent"), "source", source, out,
+			   err, errlen);
+	json_decref(doc);
+	return rc;
+}
+
+static int make_keys(struct workgen_op *op, struct op_store *st)
+{
+	size_t keylen = 24; /* "o1000-r1000000" and its NUL fit */
+	char *p;
+
+	st->keybuf = malloc(op->nrows * keylen);
+	st->keys = calloc(op->nrows ? op->nrows : 1, sizeof(*st->keys));
+	if (!st->keybuf || !st->keys)
+		return FC_NOMEM;
+	p = st->keybuf;
+	for (size_t j = 0; j < op->nrows; j++) {
+		int len = snprintf(p, keylen, "o%d-r%zu", op->index, j + 1);
+
+		st->keys[j] = p;
+		p += len + 1;
+	}
+	op->row_keys = st->keys;
+	return 0;
+}
+
+static int generate_op(struct workgen *w, size_t i, const char *dir,
+		       char *err, size_t errlen)
+{
+	struct workgen_op *op = &w->ops[i];
+	struct op_store *st = &w->store[i];
+	char *csv = NULL, *text = NULL;
+	size_t csvlen = 0, len;
+	json_t *doc = NULL;
+	int rc;
+
+	op->index = (int)i + 1;
+	op->nrows = (size_t)w->spec.rows_per_operation;
+	if (asprintf(&st->workload_path, "%s/workload-%d.json", dir, op->index) < 0 ||
+	    asprintf(&st->source_path, "%s/partition-%d.csv", dir, op->index) < 0) {
+		st->workload_path = st->source_path = NULL;
+		snprintf(err, errlen, "out of memory building a workload");
+		return FC_NOMEM;
+	}
+	op->workload_path = st->workload_path;
+	op->source_path = st->source_path;
+	if (make_keys(op, st) < 0 || csv_bytes(&w->spec, op, 0, &csv, &csvlen) < 0 ||
+	    !(doc = workload_json(&w->spec, op->index)) ||
+	    !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
+		snprintf(err, errlen, "out of memory building a workload");
+		rc = FC_NOMEM;
+		goto out;
+	}
+	if (publish(st->source_path, csv, csvlen, false) < 0) {
+		snprintf(err, errlen, "cannot write partition '%s': %s",
+			 st->source_path, strerror(errno));
+		rc = FC_IO;
+		goto out;
+	}
+	/* the file ends with a newline, written over the NUL's byte */
+	len = strlen(text);
+	text[len] = '\n';
+	rc = publish(st->workload_path, text, len + 1, false);
+	text[len] = '\0';
+	if (rc < 0)
+		snprintf(err, errlen, "cannot write workload '%s': %s",
+			 st->workload_path, strerror(errno));
+	else
+		rc = digest_object(json_object_get(doc, "identity"), NULL, NULL,
+				   op->operation_id, err, errlen);
+	if (rc == 0)
+		rc = intent_of(&w->spec, op, csv, csvlen, op->intent_digest,
+			       err, errlen);
+out:
+	json_decref(doc);
+	free(text);
+	free(csv);
+	return rc;
+}
+
+static int check_spec(const struct workload_spec *spec, int operations,
+		      char *err, size_t errlen)
+{
+	if (operations < 1 || operations > 1000 || spec->rows_per_operation < 1) {
+		snprintf(err, errlen, "workload needs 1 to 1000 operations of at least one row");
+		return FC_USAGE;
+	}
+	if ((long long)operations * spec->rows_per_operation > WORKGEN_MAX_ROWS) {
+		snprintf(err, errlen,
+			 "workload of %d operations x %d rows is more than %d rows",
+			 operations, spec->rows_per_operation, WORKGEN_MAX_ROWS);
+		return FC_USAGE;
+	}
+	if (!memchr(spec->strategy, '\0', sizeof(spec->strategy)) ||
+	    !memchr(spec->table, '\0', sizeof(spec->table)) || !spec->table[0] ||
+	    !spec->strategy[0]) {
+		snprintf(err, errlen, "workload needs a strategy and a table");
+		return FC_USAGE;
+	}
+	return 0;
+}
+
+int workgen_generate(const struct workload_spec *spec, int operations,
+		     const char *dir, struct workgen **out, char *err,
+		     size_t errlen)
+{
+	struct workgen *w;
+	int rc;
+
+	*out = NULL;
+	if (operations <= 0)
+		operations = spec->operations;
+	rc = check_spec(spec, operations, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create workload directory '%s': %s",
+			 dir, strerror(errno));
+		return FC_IO;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->ops = calloc((size_t)operations, sizeof(*w->ops))) ||
+	    !(w->store = calloc((size_t)operations, sizeof(*w->store)))) {
+		workgen_free(w);
+		snprintf(err, errlen, "out of memory building a workload");
+		return FC_NOMEM;
+	}
+	w->spec = *spec;
+	w->nops = (size_t)operations;
+	for (size_t i = 0; i < w->nops; i++) {
+		rc = generate_op(w, i, dir, err, errlen);
+		if (rc < 0) {
+			/* A failing call leaves no files of its own behind. */
+			for (size_t k = 0; k <= i; k++) {
+				if (w->store[k].workload_path)
+					unlink(w->store[k].workload_path);
+				if (w->store[k].source_path)
+					unlink(w->store[k].source_path);
+			}
+			workgen_free(w);
+			return rc;
+		}
+	}
+	*out = w;
+	return 0;
+}
+
+size_t workgen_count(const struct workgen *w)
+{
+	return w ? w->nops : 0;
+}
+
+const struct workgen_op *workgen_op(const struct workgen *w, int index)
+{
+	if (!w || index < 1 || (size_t)index > w->nops)
+		return NULL;
+	return &w->ops[index - 1];
+}
+
+int workgen_change_source(struct workgen *w, int index,
+			  char intent[IDENTITY_DIGEST_LEN + 1], char *err,
+			  size_t errlen)
+{
+	struct workgen_op *op;
+	char digest[IDENTITY_DIGEST_LEN + 1], *csv = NULL;
+	size_t len = 0;
+	int version, rc;
+
+	if (!w || index < 1 || (size_t)index > w->nops) {
+		snprintf(err, errlen, "no operation %d in this workload", index);
+		return FC_USAGE;
+	}
+	op = &w->ops[index - 1];
+	version = op->source_version + 1;
+	if (csv_bytes(&w->spec, op, version, &csv, &len) < 0) {
+		snprintf(err, errlen, "out of memory building a partition");
+		return FC_NOMEM;
+	}
+	/* Digest the new bytes before they replace the old file: a route of
+	 * this schedule may be reading it (invariant 3). */
+	rc = intent_of(&w->spec, op, csv, len, digest, err, errlen);
+	if (rc == 0 && (rc = publish(op->source_path, csv, len, true)) < 0)
+		snprintf(err, errlen, "cannot replace partition '%s': %s",
+			 op->source_path, strerror(errno));
+	free(csv);
+	if (rc < 0)
+		return rc;
+	op->source_version = version;
+	memcpy(op->intent_digest, digest, sizeof(digest));
+	memcpy(intent, digest, sizeof(digest));
+	return 0;
+}
+
+void workgen_free(struct workgen *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; w->store && i < w->nops; i++) {
+		free(w->store[i].workload_path);
+		free(w->store[i].source_path);
+		free(w->store[i].keybuf);
+		free(w->store[i].keys);
+	}
+	free(w->store);
+	free(w->ops);
+	free(w);
+}
