@@ -223,7 +223,7 @@ static bool parse_shard(const char *arg, int *index, int *count)
 		return false;
 	memcpy(num, arg, (size_t)(slash - arg));
 	num[slash - arg] = '\0';
-	if (!cli_parse_ll(num, &i) || !cli_parse_ll(slash + 1, &n) ||
+	if (cli_parse_ll(num, &i) || cli_parse_ll(slash + 1, &n) ||
 	    i < 1 || n < 1 || i > n || n > SHARDS_MAX)
 		return false;
 	*index = (int)i;
@@ -332,7 +332,7 @@ int cmd_certify(int argc, char **argv)
 			break;
 		case 's': o.schedule = optarg; break;
 		case 'j':
-			if (!cli_parse_ll(optarg, &n) || n < 1 || n > 64)
+			if (cli_parse_ll(optarg, &n) || n < 1 || n > 64)
 				return cusage("--jobs must be 1 to 64, not '%s'", optarg);
 			o.jobs = (int)n;
 			break;
@@ -343,7 +343,7 @@ int cmd_certify(int argc, char **argv)
 					      optarg);
 			break;
 		case 'S':
-			if (!cli_parse_ll(optarg, &n))
+			if (cli_parse_ll(optarg, &n))
 				return cusage("--seed must be a number, not '%s'", optarg);
 			seed = (uint64_t)n;
 			o.seed = &seed;

@@ -381,16 +381,16 @@ static int take_value(const char *cmd, const struct opt_info *o,
 	case OPT_OWNER: a->owner = v; break;
 	case OPT_EVIDENCE: a->evidence = v; break;
 	case OPT_TTL:
-		ok = cli_parse_ll(v, &a->ttl_ms) && a->ttl_ms > 0;
+		ok = !cli_parse_ll(v, &a->ttl_ms) && a->ttl_ms > 0;
 		break;
 	case OPT_EXPECT:
-		ok = cli_parse_ll(v, &a->expect) && a->expect > 0;
+		ok = !cli_parse_ll(v, &a->expect) && a->expect > 0;
 		break;
-	case OPT_EPOCH: ok = cli_parse_ll(v, &a->epoch); break;
-	case OPT_TO: ok = state_parse(v, &a->to); break;
-	case OPT_FROM: ok = state_set_parse(v, &a->from); break;
-	case OPT_STATE: ok = state_set_parse(v, &a->states); break;
-	case OPT_OLDER: ok = cli_parse_duration(v, &a->older_ms); break;
+	case OPT_EPOCH: ok = !cli_parse_ll(v, &a->epoch); break;
+	case OPT_TO: ok = !state_parse(v, &a->to); break;
+	case OPT_FROM: ok = !state_set_parse(v, &a->from); break;
+	case OPT_STATE: ok = !state_set_parse(v, &a->states); break;
+	case OPT_OLDER: ok = !cli_parse_duration(v, &a->older_ms); break;
 	}
 	if (!ok)
 		return cli_usage(cmd, "invalid value '%s' for --%s %s", v,

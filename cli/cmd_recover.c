@@ -399,10 +399,10 @@ static int take(const char *cmd, const struct option *lo, const char *v,
 	case 'w': a->actor = v; break;
 	case 'r': a->reason = v; break;
 	case 'J': case 'F': break;
-	case 'a': ok = recover_action_parse(v, &a->action); break;
-	case 'v': ok = cli_parse_ll(v, &a->expect) && a->expect > 0; break;
-	case 's': ok = state_set_parse(v, &a->states); break;
-	case 'S': ok = cli_parse_duration(v, &a->stale_ms); break;
+	case 'a': ok = !recover_action_parse(v, &a->action); break;
+	case 'v': ok = !cli_parse_ll(v, &a->expect) && a->expect > 0; break;
+	case 's': ok = !state_set_parse(v, &a->states); break;
+	case 'S': ok = !cli_parse_duration(v, &a->stale_ms); break;
 	}
 	if (!ok)
 		return cli_usage(cmd, "invalid value '%s' for --%s%s", v,

@@ -63,11 +63,11 @@ static int config_from_env(struct route_config *c)
 	if ((v = env_or_null("FENCECERT_LEASE_OWNER")))
 		c->lease_owner = v;
 	if ((v = env_or_null("FENCECERT_TRY_NUMBER")) &&
-	    (!cli_parse_ll(v, &c->try_number) || c->try_number < 1))
+	    (cli_parse_ll(v, &c->try_number) || c->try_number < 1))
 		return cli_usage("route", "FENCECERT_TRY_NUMBER '%s' is not a "
 				 "positive number", v);
 	if ((v = env_or_null("FENCECERT_LEASE_TTL_MS")) &&
-	    (!cli_parse_ll(v, &c->lease_ttl_ms) || c->lease_ttl_ms < 1))
+	    (cli_parse_ll(v, &c->lease_ttl_ms) || c->lease_ttl_ms < 1))
 		return cli_usage("route", "FENCECERT_LEASE_TTL_MS '%s' is not a "
 				 "positive number", v);
 	return 0;
@@ -105,7 +105,7 @@ int cmd_route(int argc, char **argv)
 		case 'x': c.xcom_dir = optarg; break;
 		case 'v': variant = optarg; break;
 		case 'n':
-			if (!cli_parse_ll(optarg, &c.try_number) || c.try_number < 1)
+			if (cli_parse_ll(optarg, &c.try_number) || c.try_number < 1)
 				return cli_usage("route", "--try '%s' is not a "
 						 "positive number", optarg);
 			break;

@@ -69,13 +69,13 @@ int cli_parse_ll(const char *s, long long *out)
 	long long v;
 
 	if (!s || !*s || *s == '-' || *s == '+')
-		return 0;
+		return FC_USAGE;
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || *end)
-		return 0;
+		return FC_USAGE;
 	*out = v;
-	return 1;
+	return 0;
 }
 
 int cli_parse_duration(const char *s, long long *ms)
@@ -88,19 +88,19 @@ int cli_parse_duration(const char *s, long long *ms)
 	long long v;
 
 	if (!s || *s < '0' || *s > '9')
-		return 0;
+		return FC_USAGE;
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno)
-		return 0;
+		return FC_USAGE;
 	for (int i = 0; units[i].unit; i++) {
 		if (strcmp(end, units[i].unit) == 0) {
 			if (v > (long long)9e15 / units[i].ms)
-				return 0;
+				return FC_USAGE;
 			*ms = v * units[i].ms;
-			return 1;
+			return 0;
 		}
 	}
-	return 0;
+	return FC_USAGE;
 }
 

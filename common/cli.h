@@ -39,10 +39,10 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Parse a duration such as "30s", "15m", "2h", "7d", "500ms" into ms.
- * Returns 1 on success. */
+ * 0, or FC_USAGE. */
 int cli_parse_duration(const char *s, long long *ms);
 
-/* Parse a non-negative decimal integer.  Returns 1 on success. */
+/* Parse a non-negative decimal integer.  0, or FC_USAGE. */
 int cli_parse_ll(const char *s, long long *out);
 
 extern const char *const fencecert_version;

@@ -45,13 +45,3 @@ const char *error_str(int code)
 	return families[-code].text;
 }
 
-int error_parse(const char *name, int *code)
-{
-	for (int i = 0; i <= -FC_ERROR_MIN; i++) {
-		if (strcmp(families[i].name, name) == 0) {
-			*code = -i;
-			return 1;
-		}
-	}
-	return 0;
-}

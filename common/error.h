@@ -48,7 +48,4 @@ const char *error_name(int code);
 /* A short lower-case sentence describing the family. */
 const char *error_str(int code);
 
-/* Parse a family name back into its code; returns 1 on success, 0 if unknown. */
-int error_parse(const char *name, int *code);
-
 #endif

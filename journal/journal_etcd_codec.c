@@ -65,7 +65,7 @@ static int state_to(json_t *v, int allow_none, enum fc_state *out)
 		*out = FC_STATE_NONE;
 		return 0;
 	}
-	return s && state_parse(s, out) ? 0 : -1;
+	return s && !state_parse(s, out) ? 0 : -1;
 }
 
 char *journal_etcd__entry_encode(const struct journal_entry *e, const char *wid)

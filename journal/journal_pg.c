@@ -255,7 +255,7 @@ static int pg_state(journal *j, const PGresult *r, int row, int col,
 		*out = FC_STATE_NONE;
 		return 0;
 	}
-	if (state_parse(v, out))
+	if (!state_parse(v, out))
 		return 0;
 	return journal__fail(j, FC_CORRUPT, "unknown state '%.32s' in journal "
 			     "'%s'", v, ((struct pg *)j->impl)->url);

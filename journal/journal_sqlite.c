@@ -205,7 +205,7 @@ int journal_sqlite__state(journal *j, sqlite3_stmt *st, int col,
 		*out = FC_STATE_NONE;
 		return 0;
 	}
-	if (t && state_parse(t, out))
+	if (t && !state_parse(t, out))
 		return 0;
 	return journal__fail(j, FC_CORRUPT, "unknown state '%.32s' in journal "
 			     "'%s'", t ? t : "(null)", s->path);

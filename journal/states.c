@@ -46,10 +46,10 @@ int state_parse(const char *name, enum fc_state *out)
 	for (int s = FC_PREPARING; s < FC_STATE_COUNT; s++) {
 		if (strcmp(names[s], name) == 0) {
 			*out = (enum fc_state)s;
-			return 1;
+			return 0;
 		}
 	}
-	return 0;
+	return FC_USAGE;
 }
 
 int state_set_parse(const char *list, state_set *out)
@@ -64,20 +64,20 @@ int state_set_parse(const char *list, state_set *out)
 		enum fc_state s;
 
 		if (len == 0 || len >= sizeof(name))
-			return 0;
+			return FC_USAGE;
 		memcpy(name, p, len);
 		name[len] = '\0';
-		if (!state_parse(name, &s))
-			return 0;
+		if (state_parse(name, &s))
+			return FC_USAGE;
 		set |= STATE_BIT(s);
 		p += len + (comma ? 1 : 0);
 		if (comma && !*p)
-			return 0;
+			return FC_USAGE;
 	}
 	if (!set)
-		return 0;
+		return FC_USAGE;
 	*out = set;
-	return 1;
+	return 0;
 }
 
 bool state_transition_legal(enum fc_state from, enum fc_state to)

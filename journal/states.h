@@ -29,6 +29,8 @@
 
 #include <stdbool.h>
 
+#include "common/error.h"
+
 enum fc_state {
 	FC_STATE_NONE = 0, /* no journal entry yet */
 	FC_PREPARING,
@@ -50,10 +52,10 @@ typedef unsigned state_set;
 /* "PREPARING" ...; "NONE" for FC_STATE_NONE; NULL if out of range. */
 const char *state_name(enum fc_state s);
 
-/* Parse a state name (exact, upper case).  Returns 1 on success, 0 if not. */
+/* Parse a state name (exact, upper case).  0, or FC_USAGE if not. */
 int state_parse(const char *name, enum fc_state *out);
 
-/* Parse "A,B,C" into a set.  Returns 1 on success, 0 on an unknown name. */
+/* Parse "A,B,C" into a set.  0, or FC_USAGE on an unknown name. */
 int state_set_parse(const char *list, state_set *out);
 
 /* True when from -> to is an edge of the SPEC section 3 table.

@@ -75,10 +75,10 @@ int recover_action_parse(const char *name, enum recover_action *out)
 	for (int a = 0; name && a < RECOVER_ACTION_COUNT; a++) {
 		if (strcmp(name, actions[a].name) == 0) {
 			*out = (enum recover_action)a;
-			return 1;
+			return 0;
 		}
 	}
-	return 0;
+	return FC_USAGE;
 }
 
 const char *recover_verdict_name(enum recover_verdict v)

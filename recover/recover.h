@@ -85,7 +85,7 @@ void recover_plan_compute(const struct recover_facts *f,
 
 /* "mark-committed", ...; NULL when out of range. */
 const char *recover_action_name(enum recover_action a);
-/* Returns 1 on success, 0 for an unknown name. */
+/* 0, or FC_USAGE for an unknown name. */
 int recover_action_parse(const char *name, enum recover_action *out);
 /* "safe", "force-only", "wait", "refused", "not-applicable". */
 const char *recover_verdict_name(enum recover_verdict v);

@@ -271,7 +271,7 @@ static struct check_tally tally_of(const json_t *schedules)
 	memset(&t, 0, sizeof(t));
 	json_array_foreach(schedules, i, s) {
 		enum schedule_outcome o;
-		if (!outcome_parse(rview_str(s, "outcome"), &o))
+		if (outcome_parse(rview_str(s, "outcome"), &o))
 			o = OUTCOME_UNVERIFIED;
 		check_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
 	}

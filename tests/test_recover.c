@@ -82,7 +82,7 @@ static const struct row {
 static void facts_of(const struct row *r, struct recover_facts *f)
 {
 	memset(f, 0, sizeof(*f));
-	assert_true(state_parse(r->state, &f->state));
+	assert_int_equal(state_parse(r->state, &f->state), 0);
 	f->answer = r->answer;
 	f->intent_matches = r->intent_matches;
 	f->prepared_txn = r->prepared_txn;
@@ -204,14 +204,14 @@ static void test_action_names(void **unused)
 
 	(void)unused;
 	for (int i = 0; i < RECOVER_ACTION_COUNT; i++) {
-		assert_true(recover_action_parse(recover_action_name(i), &a));
+		assert_int_equal(recover_action_parse(recover_action_name(i), &a), 0);
 		assert_int_equal(a, i);
 	}
 	assert_string_equal(recover_action_name(RECOVER_MARK_FAILED_PRE_COMMIT),
 			    "mark-failed-pre-commit");
-	assert_false(recover_action_parse("mark-complete", &a));
-	assert_false(recover_action_parse("", &a));
-	assert_false(recover_action_parse(NULL, &a));
+	assert_int_not_equal(recover_action_parse("mark-complete", &a), 0);
+	assert_int_not_equal(recover_action_parse("", &a), 0);
+	assert_int_not_equal(recover_action_parse(NULL, &a), 0);
 	assert_null(recover_action_name(RECOVER_ACTION_COUNT));
 }
 

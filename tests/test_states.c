@@ -72,12 +72,12 @@ static void test_names_round_trip(void **state)
 
 	(void)state;
 	for (int i = FC_PREPARING; i < FC_STATE_COUNT; i++) {
-		assert_true(state_parse(state_name((enum fc_state)i), &s));
+		assert_int_equal(state_parse(state_name((enum fc_state)i), &s), 0);
 		assert_int_equal(s, i);
 	}
-	assert_false(state_parse("NONE", &s));
-	assert_false(state_parse("complete", &s));
-	assert_false(state_parse("", &s));
+	assert_int_not_equal(state_parse("NONE", &s), 0);
+	assert_int_not_equal(state_parse("complete", &s), 0);
+	assert_int_not_equal(state_parse("", &s), 0);
 	assert_null(state_name((enum fc_state)FC_STATE_COUNT));
 }
 
@@ -86,13 +86,13 @@ static void test_sets(void **state)
 	state_set set;
 
 	(void)state;
-	assert_true(state_set_parse("PREPARING,PREPARED", &set));
+	assert_int_equal(state_set_parse("PREPARING,PREPARED", &set), 0);
 	assert_int_equal(set, STATE_BIT(FC_PREPARING) | STATE_BIT(FC_PREPARED));
-	assert_false(state_set_parse("PREPARING,", &set));
-	assert_false(state_set_parse(",PREPARING", &set));
-	assert_false(state_set_parse("PREPARING,,PREPARED", &set));
-	assert_false(state_set_parse("BOGUS", &set));
-	assert_false(state_set_parse("", &set));
+	assert_int_not_equal(state_set_parse("PREPARING,", &set), 0);
+	assert_int_not_equal(state_set_parse(",PREPARING", &set), 0);
+	assert_int_not_equal(state_set_parse("PREPARING,,PREPARED", &set), 0);
+	assert_int_not_equal(state_set_parse("BOGUS", &set), 0);
+	assert_int_not_equal(state_set_parse("", &set), 0);
 	assert_int_equal(state_predecessors(FC_COMPLETE),
 			 STATE_BIT(FC_TARGET_COMMITTED) | STATE_BIT(FC_COMMITTED_INCOMPLETE));
 	assert_int_equal(state_predecessors(FC_PREPARING),

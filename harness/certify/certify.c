@@ -343,7 +343,7 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 	json_t *unobs = json_object_get(sched, "unobservable"), *v;
 	struct sched_entry *e;
 
-	if (!oname || !outcome_parse(oname, &oc))
+	if (!oname || outcome_parse(oname, &oc))
 		oc = OUTCOME_UNVERIFIED;
 	check_tally_add(&a->tally, nv, oc);
 	if (oc == OUTCOME_UNVERIFIED)

@@ -89,6 +89,7 @@ enum schedule_outcome {
 };
 
 const char *outcome_name(enum schedule_outcome o); /* "converged", ... */
+/* 0, or FC_USAGE for an unknown name. */
 int outcome_parse(const char *name, enum schedule_outcome *out);
 
 struct check_result {

@@ -57,10 +57,10 @@ int outcome_parse(const char *name, enum schedule_outcome *out)
 	for (int o = 0; o < OUTCOME_COUNT; o++) {
 		if (strcmp(outcome_names[o], name) == 0) {
 			*out = (enum schedule_outcome)o;
-			return 1;
+			return 0;
 		}
 	}
-	return 0;
+	return FC_USAGE;
 }
 
 static bool is_probe_failpoint(const char *fp)
