@@ -1,7 +1,7 @@
 # fencecert -- one non-recursive Makefile.
 #
 #   make            build build/fencecert (and build/libfencecert.a)
-#   make check      unit tests (cmocka), integration tests, fuzz smoke run
+#   make check      the layer rule, unit tests (cmocka), integration tests, fuzz smoke run
 #   make certify    certify the bundled routes (scenarios/default.yaml)
 #   make bench      benchmarks, each against a baseline in the same run
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -126,7 +126,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/l
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libfencecert.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# The dependency rule (docs/architecture.md) first: a tree that breaks it
+# fails before any test runs.
 check: $(BUILD)/fencecert $(TEST_BINS)
+	ci/check-layers
+	ci/check-cycles $(BUILD)
 	@BUILD=$(BUILD) tests/run-all $(TEST_BINS)
 
 certify: $(BUILD)/fencecert
