@@ -634,10 +634,6 @@ static void test_names(void **state)
 		assert_int_equal(outcome_parse(outcome_name(i), &o), 0);
 		assert_int_equal(o, i);
 	}
-	assert_true(check_is_target_call("before_reconcile_probe"));
-	assert_true(check_is_target_call("after_target_commit"));
-	assert_false(check_is_target_call("after_committing"));
-	assert_false(check_is_target_call("before_probe_x"));
 }
 
 int main(void)

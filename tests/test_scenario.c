@@ -698,6 +698,22 @@ static void test_names(void **state)
 	assert_string_equal(verdict_name(VERDICT_UNVERIFIED), "unverified");
 	assert_string_equal(expectation_name(EXPECT_CERTIFIED), "certified");
 	assert_string_equal(expectation_name(EXPECT_REJECTED), "rejected");
+	/* the failpoint name rule (fault.h invariant 2) */
+	assert_true(fault_failpoint_valid("after_commit", 12));
+	assert_true(fault_failpoint_valid("nextx", 5));
+	assert_false(fault_failpoint_valid("next", 4));
+	assert_false(fault_failpoint_valid("all", 3));
+	assert_false(fault_failpoint_valid("a-b", 3));
+	assert_false(fault_failpoint_valid("", 0));
+	assert_false(fault_failpoint_valid("x", FAILPOINT_NAME_MAX));
+	/* the failpoints of target calls (docs/failpoints.md) */
+	assert_true(fault_failpoint_is_target_call("before_reconcile_probe"));
+	assert_true(fault_failpoint_is_target_call("after_target_commit"));
+	assert_true(fault_failpoint_is_target_call("before_fence_prepare"));
+	assert_true(fault_failpoint_is_target_call("after_probe"));
+	assert_false(fault_failpoint_is_target_call("after_committing"));
+	assert_false(fault_failpoint_is_target_call("before_probe_x"));
+	assert_false(fault_failpoint_is_target_call("probe"));
 }
 
 static void test_expectation_met(void **state)

@@ -22,25 +22,6 @@
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
 
-bool check_is_target_call(const char *fp)
-{
-	static const char *const calls[] = {
-		"fence_prepare", "target_commit", "probe", "reconcile_probe",
-	};
-	const char *rest;
-
-	if (strncmp(fp, "before_", 7) == 0)
-		rest = fp + 7;
-	else if (strncmp(fp, "after_", 6) == 0)
-		rest = fp + 6;
-	else
-		return false;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (strcmp(rest, calls[i]) == 0)
-			return true;
-	return false;
-}
-
 /* --- collecting violations ----------------------------------------------- */
 
 struct vlist {
@@ -535,7 +516,7 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 				continue;
 			describe_attempt(r, (int)a, who, sizeof(who));
 			for (size_t h = 0; h < at->nhits; h++) {
-				if (!check_is_target_call(at->hits[h].name))
+				if (!fault_failpoint_is_target_call(at->hits[h].name))
 					continue;
 				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
 					"%s reached target call %s after the "
@@ -577,7 +558,7 @@ static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
 			continue; /* no entry when it started: a first attempt */
 		for (size_t h = 0; h < at->nhits; h++) {
 			const char *fp = at->hits[h].name;
-			if (!check_is_target_call(fp))
+			if (!fault_failpoint_is_target_call(fp))
 				continue;
 			if (strcmp(fp, "before_reconcile_probe") != 0) {
 				describe_attempt(r, (int)a, who, sizeof(who));

@@ -132,7 +132,4 @@ enum verdict check_tally_verdict(const struct check_tally *t);
 enum schedule_outcome check__outcome(const struct rec_schedule *r,
 				     bool strict, char *why, size_t len);
 
-/* True for the before_/after_ failpoints of a target call. */
-bool check_is_target_call(const char *failpoint);
-
 #endif

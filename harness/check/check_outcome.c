@@ -67,7 +67,7 @@ static bool is_probe_failpoint(const char *fp)
 {
 	size_t n = strlen(fp);
 
-	return check_is_target_call(fp) && n >= 5 &&
+	return fault_failpoint_is_target_call(fp) && n >= 5 &&
 	       strcmp(fp + n - 5, "probe") == 0;
 }
 
