@@ -13,8 +13,8 @@
  *     and every shard must list the same routes (a shard run with another
  *     --route selection holds another slice).
  *  2. Verdicts are recomputed, never copied: the union of schedules is
- *     folded with the checker's own check_tally_add()/check_tally_verdict()
- *     (harness/check/check.h).  The harness turns a verdict unverified when
+ *     folded with the checker's own verdict_tally_add()/verdict_tally_fold()
+ *     (harness/check/verdict.h).  The harness turns a verdict unverified when
  *     exploration had a gap; a shard whose route verdict is unverified
  *     while its own schedules fold to a certified verdict had such a gap,
  *     and the gap is carried into the merged verdict.
@@ -34,9 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/check/check.h"
 #include "common/cli.h"
-#include "harness/model/scenario.h"
+#include "harness/check/verdict.h"
 #include "reports/render.h"
 #include "reports/rview.h"
 #include "reports/sign.h"
@@ -262,9 +261,9 @@ static void set_add(json_t *set, const json_t *names)
 }
 
 /* The tally of a route's schedules, as the harness folds them. */
-static struct check_tally tally_of(const json_t *schedules)
+static struct verdict_tally tally_of(const json_t *schedules)
 {
-	struct check_tally t;
+	struct verdict_tally t;
 	json_t *s;
 	size_t i;
 
@@ -273,7 +272,7 @@ static struct check_tally tally_of(const json_t *schedules)
 		enum schedule_outcome o;
 		if (outcome_parse(rview_str(s, "outcome"), &o))
 			o = OUTCOME_UNVERIFIED;
-		check_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
+		verdict_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
 	}
 	return t;
 }
@@ -335,7 +334,7 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 	const json_t *cov = json_object_get(r, "coverage");
 	json_t *s, *n;
 	size_t i;
-	struct check_tally t;
+	struct verdict_tally t;
 	enum verdict own;
 
 	if (!mr)
@@ -351,7 +350,7 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 			return rc;
 	}
 	t = tally_of(rview_arr(r, "schedules"));
-	own = check_tally_verdict(&t);
+	own = verdict_tally_fold(&t);
 	if (strcmp(rview_str(r, "verdict"), "unverified") == 0 &&
 	    (own == VERDICT_CERTIFIED_AUTOMATIC ||
 	     own == VERDICT_CERTIFIED_FAIL_CLOSED))
@@ -442,20 +441,12 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules)
 			 "unverified", mr->notes);
 }
 
-static bool met(const char *expected, enum verdict v)
-{
-	for (int e = EXPECT_CERTIFIED; e <= EXPECT_REJECTED; e++)
-		if (strcmp(expectation_name((enum expectation)e), expected) == 0)
-			return expectation_met((enum expectation)e, v);
-	return false;
-}
-
 static int finish_route(struct mroute *mr)
 {
 	json_t *schedules = json_array(), *violations = json_array(), *name, *s;
 	json_t *v;
 	size_t i, k, j;
-	struct check_tally t;
+	struct verdict_tally t;
 	enum verdict verdict;
 
 	if (!schedules || !violations)
@@ -472,14 +463,14 @@ static int finish_route(struct mroute *mr)
 		}
 	}
 	t = tally_of(schedules);
-	verdict = check_tally_verdict(&t);
+	verdict = verdict_tally_fold(&t);
 	if (verdict != VERDICT_REJECTED && mr->gap)
 		verdict = VERDICT_UNVERIFIED;
 	if (json_object_set_new(mr->obj, "verdict",
 				json_string(verdict_name(verdict))) ||
 	    json_object_set_new(mr->obj, "expectation_met",
-				json_boolean(met(rview_str(mr->obj, "expected"),
-						 verdict))) ||
+				json_boolean(verdict_meets(verdict,
+				rview_str(mr->obj, "expected")))) ||
 	    json_object_set_new(mr->obj, "coverage", coverage(mr, schedules)) ||
 	    json_object_set_new(mr->obj, "violations", violations) ||
 	    json_object_set_new(mr->obj, "schedules", schedules))

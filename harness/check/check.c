@@ -1,7 +1,9 @@
 /*
  * check.c -- prove the invariants of one schedule from its record.  See
- * check.h for what each invariant means and how it is observed; outcomes
- * and verdicts are in check_outcome.c.
+ * check.h for what each invariant means and how it is observed; how the
+ * schedule ended is check_outcome.c's (called last, never calling back),
+ * and the names of outcomes and verdicts and the fold into a route's
+ * verdict are verdict.c's.
  *
  * Design rules:
  *  1. Pure: reads the record, allocates only the violations it returns.
@@ -9,7 +11,8 @@
  *     first evidence of it; the detail lists the rows involved (bounded)
  *     and the attempt and faults that led there, so a reader can replay.
  *  3. Verdicts are computed from violations and outcomes only; the
- *     route's expectation never enters (certify_cli.c compares afterwards).
+ *     route's expectation never enters (harness/certify compares
+ *     afterwards, with verdict_meets()).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +24,25 @@
 #include "common/put.h"
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
+
+static const char *const inv_names[INV_COUNT + 1] = {
+	[INV_NO_DUPLICATE] = "no-duplicate",
+	[INV_NO_LOSS] = "no-loss",
+	[INV_FAIL_CLOSED] = "fail-closed",
+	[INV_LEGAL_HISTORY] = "legal-history",
+	[INV_INTENT_CONFLICT] = "intent-conflict-stops-early",
+	[INV_RECONCILE_FIRST] = "reconcile-before-io",
+	[INV_FENCING] = "fencing",
+	[INV_EVIDENCE] = "evidence-agrees",
+	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
+};
+
+const char *invariant_name(int inv)
+{
+	if (inv < 1 || inv > INV_COUNT)
+		return NULL;
+	return inv_names[inv];
+}
 
 /* --- collecting violations ----------------------------------------------- */
 

@@ -1,8 +1,8 @@
 /*
  * scenario.c -- load a certification suite (YAML) into struct suite: the
  * file, the suite header, services, proxies, routes, workload and
- * orchestrator, and the verdict and `expect:` words; the scenarios
- * themselves are parsed in scenario_faults.c, the typed node access lives in
+ * orchestrator, and the `expect:` words; the scenarios themselves are
+ * parsed in scenario_faults.c, the typed node access lives in
  * scenario_yaml.c, templates are checked by scenario_template.c and the
  * finished suite is suite.c's.  Nothing in the model calls back into this
  * file: it is the top of the loader.
@@ -56,12 +56,6 @@ static const char *const orchestrator_keys[] = {
 };
 static const char *const strategies[] = { "append", "replace", "upsert", NULL };
 
-static const char *const verdict_names[VERDICT_COUNT] = {
-	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
-	[VERDICT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
-	[VERDICT_REJECTED] = "rejected",
-	[VERDICT_UNVERIFIED] = "unverified",
-};
 static const char *const expectation_names[] = {
 	[EXPECT_CERTIFIED] = "certified",
 	[EXPECT_CERTIFIED_AUTOMATIC] = "certified-automatic",
@@ -72,34 +66,11 @@ static const char *const expectation_names[] = {
 
 /* ---- names ---------------------------------------------------------- */
 
-const char *verdict_name(enum verdict v)
-{
-	if ((unsigned)v >= VERDICT_COUNT)
-		return "unknown";
-	return verdict_names[v];
-}
-
 const char *expectation_name(enum expectation e)
 {
 	if ((unsigned)e >= EXPECTATION_COUNT)
 		return "unknown";
 	return expectation_names[e];
-}
-
-bool expectation_met(enum expectation e, enum verdict v)
-{
-	switch (e) {
-	case EXPECT_CERTIFIED:
-		return v == VERDICT_CERTIFIED_AUTOMATIC ||
-		       v == VERDICT_CERTIFIED_FAIL_CLOSED;
-	case EXPECT_CERTIFIED_AUTOMATIC:
-		return v == VERDICT_CERTIFIED_AUTOMATIC;
-	case EXPECT_CERTIFIED_FAIL_CLOSED:
-		return v == VERDICT_CERTIFIED_FAIL_CLOSED;
-	case EXPECT_REJECTED:
-		return v == VERDICT_REJECTED;
-	}
-	return false;
 }
 
 /* ---- routes --------------------------------------------------------- */

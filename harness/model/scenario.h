@@ -14,7 +14,8 @@
  * that implements them: loading (scenario.c and its helpers, behind
  * scenario_impl.h), the loaded suite (suite.c), templates
  * (scenario_template.c).  The faults themselves and their names are
- * fault.h's, included here.
+ * fault.h's, included here.  Verdicts are not the model's: the checker's
+ * verdict module (harness/check/verdict.h) owns them.
  *
  * Who includes it: anything in harness/ at or above harness/model, and
  * cli/ (ci/check-layers); never reports/, which reads what the harness
@@ -62,16 +63,10 @@ struct scenario {
 	int line, column;
 };
 
-enum verdict {
-	VERDICT_CERTIFIED_AUTOMATIC,
-	VERDICT_CERTIFIED_FAIL_CLOSED,
-	VERDICT_REJECTED,
-	VERDICT_UNVERIFIED,
-	VERDICT_COUNT
-};
-
-/* What a route is expected to get; EXPECT_CERTIFIED accepts either
- * certified-* verdict (the default). */
+/* What a route is expected to get (`expect:`); EXPECT_CERTIFIED accepts
+ * either certified-* verdict (the default).  The checker's verdict module
+ * (harness/check/verdict.h, verdict_meets()) says which verdict meets
+ * which expectation, by these names. */
 enum expectation {
 	EXPECT_CERTIFIED,
 	EXPECT_CERTIFIED_AUTOMATIC,
@@ -158,9 +153,8 @@ int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
 int suite_load_buffer(const char *name, const char *buf, size_t len,
 		      struct suite **out, char *err, size_t errlen) FC_MUST_CHECK;
 
-const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
-const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
-bool expectation_met(enum expectation e, enum verdict v);
+/* "certified", "certified-automatic", ...: the words of `expect:`. */
+const char *expectation_name(enum expectation e);
 
 /* ---- the loaded suite (suite.c) ------------------------------------ */
 
