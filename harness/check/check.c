@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/protocol.h"
+#include "common/put.h"
 #include "journal/states.h"
 #include "harness/check/check.h"
-#include "common/put.h"
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
 
@@ -322,13 +323,13 @@ static int stop_point(const struct rec_schedule *r,
 
 	for (size_t i = 0; i < r->nattempts; i++) {
 		const struct rec_attempt *a = &r->attempts[i];
-		if (a->operation != op->index || !a->counted ||
-		    a->signal || a->exit_code != 100 || a->obs_after < 0)
+		if (a->operation != op->index || !a->counted || a->signal ||
+		    a->exit_code != PROTO_EXIT_STOP || a->obs_after < 0)
 			continue;
 		best = a->obs_after;
 		best_at = r->obs[best].at_ms;
 		*stop_wall = a->end_wall_ms;
-		put(why, len, "try %d exited 100", a->try_number);
+		put(why, len, "try %d exited %d", a->try_number, PROTO_EXIT_STOP);
 		break;
 	}
 	for (size_t h = 0; h < op->nhistory; h++) {
@@ -554,10 +555,11 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 					at->deltas[0].before, at->deltas[0].after);
 			} else if (!at->killed && !at->timed_out &&
 				   !at->spawn_failed && !at->zombie &&
-				   (at->signal || at->exit_code != 100)) {
+				   (at->signal || at->exit_code != PROTO_EXIT_STOP)) {
 				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
-					"%s did not stop with exit 100 after the "
-					"source changed under the operation", who);
+					"%s did not stop with exit %d after the "
+					"source changed under the operation", who,
+					PROTO_EXIT_STOP);
 			}
 		}
 	}
@@ -582,12 +584,12 @@ static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
 			const char *fp = at->hits[h].name;
 			if (!fault_failpoint_is_target_call(fp))
 				continue;
-			if (strcmp(fp, "before_reconcile_probe") != 0) {
+			if (strcmp(fp, FP_BEFORE_RECONCILE_PROBE) != 0) {
 				describe_attempt(r, (int)a, who, sizeof(who));
 				violate(vl, INV_RECONCILE_FIRST, op->operation_id,
 					"%s started with the journal entry in %s "
 					"but its first target call was %s, not "
-					"before_reconcile_probe", who,
+					FP_BEFORE_RECONCILE_PROBE, who,
 					state_name(state_at(op, at->start_wall_ms)),
 					fp);
 			}
