@@ -1,5 +1,5 @@
 /*
- * certify_cli.c -- `fencecert certify SUITE.yaml`: load the suite, run the
+ * cmd_certify.c -- `fencecert certify SUITE.yaml`: load the suite, run the
  * certification (certify.c), write OUT/report.json, print the verdict
  * table, exit with a documented status:
  *
@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/commands.h"
 #include "common/error.h"
 #include "reports/render.h"
 #include "harness/certify/report_json.h"

@@ -1,5 +1,5 @@
 /*
- * identity_cli.c -- `fencecert id`: derive operation_id and intent_digest
+ * cmd_id.c -- `fencecert id`: derive operation_id and intent_digest
  * from --field / --intent-field NAME=VALUE pairs (SPEC section 2).  Field
  * order on the command line does not matter; identity.c sorts them.
  */
@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "journal/identity.h"
 

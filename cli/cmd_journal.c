@@ -1,5 +1,5 @@
 /*
- * journal_cli.c -- `fencecert journal SUBCOMMAND`: the journal port on the
+ * cmd_journal.c -- `fencecert journal SUBCOMMAND`: the journal port on the
  * command line, so routes in any language and operators share one journal.
  *
  * Every subcommand opens the journal named by --journal (or, when absent,
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "journal/journal.h"
 #include "journal/journal_json.h"

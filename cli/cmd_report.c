@@ -1,5 +1,5 @@
 /*
- * report_cli.c -- `fencecert report render REPORT.json --out DIR`: render
+ * cmd_report.c -- `fencecert report render REPORT.json --out DIR`: render
  * the formats of render.h again from a report.json on disk (a merged
  * report, or one copied from a CI artifact).
  *
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "common/fsutil.h"
 #include "reports/render.h"

@@ -1,5 +1,5 @@
 /*
- * route_cli.c -- `fencecert route`: one attempt of the certified route, or
+ * cmd_route.c -- `fencecert route`: one attempt of the certified route, or
  * of a deliberately wrong control variant (--variant), configured by the
  * SPEC section 7 environment or the equivalent flags (flags win).
  */
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "common/sqlite_setup.h"
 #include "routes/controls.h"

@@ -1,5 +1,5 @@
 /*
- * target_cli.c -- `fencecert target`: look at a target the way the checker
+ * cmd_target.c -- `fencecert target`: look at a target the way the checker
  * does (rows, fences) and ask its fence the retry's question (probe).
  *
  *   fencecert target rows   --target URL [--table T] [--json]
@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "cli/commands.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "fences/fence.h"

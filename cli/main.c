@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 #include <sqlite3.h>
 
+#include "cli/commands.h"
 #include "common/sqlite_setup.h"
 #include "routes/fork_server.h"
 #include "common/cli.h"

@@ -1,14 +1,20 @@
 /*
- * cli.h -- the fencecert command line: subcommands and shared CLI helpers.
+ * cli.h -- helpers every command line of fencecert shares: exit codes,
+ * error and usage messages, duration and number parsing, the version.
+ * The subcommands themselves are cli/commands.h's.
  *
- * Each subcommand is `int cmd_NAME(int argc, char **argv)` returning the
- * process exit status; argv[0] is the subcommand name.  Errors go to stderr
- * as "fencecert: FAMILY: message"; machine output (JSON) goes to stdout.
+ * Errors go to stderr as "fencecert: FAMILY: message" (FAMILY is
+ * error_name() of the code); machine output (JSON) goes to stdout.
  *
  * Exit status of the journal/id/recover commands (documented in README):
  *   0 ok, 1 other error, 2 NOT_FOUND, 3 CAS_CONFLICT, 4 ILLEGAL_TRANSITION,
  *   5 INTENT_CONFLICT, 6 LEASE_LOST, 7 LEASE_HELD, 8 RECOVERY_CONFLICT,
  *   64 USAGE, 69 JOURNAL_UNAVAILABLE / FENCE_UNAVAILABLE.
+ *
+ * Who includes it: anything (it is in common/); today cli/, recover/
+ * (the operator's tool prints its refusals) and harness/certify (the
+ * version strings a report names).  It depends on common/error.h only
+ * and keeps no state.
  */
 #ifndef FENCECERT_CLI_H
 #define FENCECERT_CLI_H
@@ -16,16 +22,6 @@
 #include <stdio.h>
 
 #define CLI_EXIT_USAGE 64
-
-int cmd_id(int argc, char **argv);
-int cmd_journal(int argc, char **argv);
-int cmd_route(int argc, char **argv);
-int cmd_certify(int argc, char **argv);
-int cmd_gate(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_recover(int argc, char **argv);
-int cmd_target(int argc, char **argv);
-int cmd_report(int argc, char **argv);
 
 /* The exit status documented above for an fc_error code. */
 int cli_exit_code(int code);

@@ -1,7 +1,6 @@
 /*
- * merge.c -- `fencecert merge OUT.json IN.json...`: shard reports of one
- * suite (`certify --shard I/N`) into one report, as if one run had
- * produced it.
+ * merge.c -- shard reports of one suite (`certify --shard I/N`) into one
+ * report, as if one run had produced it (merge.h).
  *
  * Invariants:
  *  1. Only reports of the same run configuration merge: same schema,
@@ -13,20 +12,16 @@
  *     and every shard must list the same routes (a shard run with another
  *     --route selection holds another slice).
  *  2. Verdicts are recomputed, never copied: the union of schedules is
- *     folded with the checker's own check_tally_add()/check_tally_verdict()
- *     (harness/check/check.h).  The harness turns a verdict unverified when
- *     exploration had a gap; a shard whose route verdict is unverified
+ *     folded with the checker's own verdict_tally_add()/verdict_tally_fold()
+ *     (harness/check/verdict.h).  The harness turns a verdict unverified
+ *     when exploration had a gap; a shard whose route verdict is unverified
  *     while its own schedules fold to a certified verdict had such a gap,
  *     and the gap is carried into the merged verdict.
  *  3. A schedule (scenario, kind, schedule string) that appears in several
  *     shards counts once; shards that disagree about its outcome or its
  *     violations are refused rather than silently picked from.
- *  4. With FENCECERT_SIGNING_KEY set, every input must verify and the
- *     output is signed; inputs' signatures never reach the output.
- *
- * Exit status: 0 merged; 1 the shards do not belong together, an input's
- * signature fails, or OUT cannot be written; 2 an input is unreadable or
- * not a report; 64 usage.
+ *  4. With a key, every input must verify and the output is signed;
+ *     inputs' signatures never reach the output.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,15 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/check/check.h"
-#include "common/cli.h"
-#include "harness/model/scenario.h"
-#include "reports/render.h"
+#include "harness/check/verdict.h"
+#include "reports/merge.h"
 #include "reports/rview.h"
 #include "reports/sign.h"
 
-#define EXIT_REFUSED 1
-#define EXIT_BAD_INPUT 2
 #define NOTES_MAX 20
 
 struct mroute {
@@ -59,11 +50,12 @@ struct mroute {
 
 struct merge {
 	const char *const *paths;
-	json_t **in;
+	json_t *const *in;
 	size_t n;
 	struct mroute *routes;
 	size_t nroutes;
-	char err[1024];
+	char *err;
+	size_t errlen;
 };
 
 static int fail(struct merge *m, const char *fmt, ...)
@@ -73,24 +65,9 @@ static int fail(struct merge *m, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	vsnprintf(m->err, m->errlen, fmt, ap);
 	va_end(ap);
 	return FC_USAGE;
-}
-
-static void usage(FILE *to)
-{
-	fprintf(to,
-		"usage: fencecert merge OUT.json IN.json...\n"
-		"\n"
-		"Combine the shard reports of one suite (certify --shard I/N) into\n"
-		"one report.  Verdicts are recomputed from the union of schedules.\n"
-		"With $%s set, every input must carry a valid signature\n"
-		"and OUT is signed.\n"
-		"\n"
-		"exit status: 0 merged, 1 shards do not belong together (or a\n"
-		"signature fails, or OUT cannot be written), 2 unreadable or\n"
-		"invalid input, 64 usage\n", SIGN_KEY_ENV);
 }
 
 /* --- compatibility --------------------------------------------------------------- */
@@ -191,14 +168,13 @@ static int check_shards(struct merge *m)
 	return rc;
 }
 
-static int check_signatures(struct merge *m, struct sign_key *key, int *have)
+static int check_signatures(struct merge *m, const struct sign_key *key)
 {
 	char err[256];
 
-	*have = sign_key_from_env(key);
-	if (*have < 0)
+	if (key && key->len == 0)
 		return fail(m, "%s is set but empty", SIGN_KEY_ENV);
-	for (size_t i = 0; *have && i < m->n; i++)
+	for (size_t i = 0; key && i < m->n; i++)
 		if (sign_verify(m->in[i], key, err, sizeof(err)))
 			return fail(m, "'%s': %s", m->paths[i], err);
 	return 0;
@@ -262,9 +238,9 @@ static void set_add(json_t *set, const json_t *names)
 }
 
 /* The tally of a route's schedules, as the harness folds them. */
-static struct check_tally tally_of(const json_t *schedules)
+static struct verdict_tally tally_of(const json_t *schedules)
 {
-	struct check_tally t;
+	struct verdict_tally t;
 	json_t *s;
 	size_t i;
 
@@ -273,7 +249,7 @@ static struct check_tally tally_of(const json_t *schedules)
 		enum schedule_outcome o;
 		if (outcome_parse(rview_str(s, "outcome"), &o))
 			o = OUTCOME_UNVERIFIED;
-		check_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
+		verdict_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
 	}
 	return t;
 }
@@ -335,7 +311,7 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 	const json_t *cov = json_object_get(r, "coverage");
 	json_t *s, *n;
 	size_t i;
-	struct check_tally t;
+	struct verdict_tally t;
 	enum verdict own;
 
 	if (!mr)
@@ -351,7 +327,7 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 			return rc;
 	}
 	t = tally_of(rview_arr(r, "schedules"));
-	own = check_tally_verdict(&t);
+	own = verdict_tally_fold(&t);
 	if (strcmp(rview_str(r, "verdict"), "unverified") == 0 &&
 	    (own == VERDICT_CERTIFIED_AUTOMATIC ||
 	     own == VERDICT_CERTIFIED_FAIL_CLOSED))
@@ -442,20 +418,12 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules)
 			 "unverified", mr->notes);
 }
 
-static bool met(const char *expected, enum verdict v)
-{
-	for (int e = EXPECT_CERTIFIED; e <= EXPECT_REJECTED; e++)
-		if (strcmp(expectation_name((enum expectation)e), expected) == 0)
-			return expectation_met((enum expectation)e, v);
-	return false;
-}
-
 static int finish_route(struct mroute *mr)
 {
 	json_t *schedules = json_array(), *violations = json_array(), *name, *s;
 	json_t *v;
 	size_t i, k, j;
-	struct check_tally t;
+	struct verdict_tally t;
 	enum verdict verdict;
 
 	if (!schedules || !violations)
@@ -472,14 +440,14 @@ static int finish_route(struct mroute *mr)
 		}
 	}
 	t = tally_of(schedules);
-	verdict = check_tally_verdict(&t);
+	verdict = verdict_tally_fold(&t);
 	if (verdict != VERDICT_REJECTED && mr->gap)
 		verdict = VERDICT_UNVERIFIED;
 	if (json_object_set_new(mr->obj, "verdict",
 				json_string(verdict_name(verdict))) ||
 	    json_object_set_new(mr->obj, "expectation_met",
-				json_boolean(met(rview_str(mr->obj, "expected"),
-						 verdict))) ||
+				json_boolean(verdict_meets(verdict,
+				rview_str(mr->obj, "expected")))) ||
 	    json_object_set_new(mr->obj, "coverage", coverage(mr, schedules)) ||
 	    json_object_set_new(mr->obj, "violations", violations) ||
 	    json_object_set_new(mr->obj, "schedules", schedules))
@@ -549,90 +517,53 @@ static json_t *build(struct merge *m)
 	return out;
 }
 
-static int merge_all(struct merge *m, const char *out_path)
+static void merge_release(struct merge *m)
 {
-	struct sign_key key;
-	int have_key, rc;
-	size_t total = 0;
-	json_t *out, *r;
-
-	rc = check_shards(m);
-	if (!rc)
-		rc = check_signatures(m, &key, &have_key);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < m->n; i++)
-		total += json_array_size(rview_arr(m->in[i], "routes"));
-	m->routes = calloc(total ? total : 1, sizeof(*m->routes));
-	if (!m->routes)
-		return FC_NOMEM;
-	for (size_t i = 0; i < m->n && !rc; i++) {
-		size_t k;
-		json_array_foreach(rview_arr(m->in[i], "routes"), k, r)
-			if (!rc)
-				rc = add_route(m, i, r);
-	}
-	for (size_t i = 0; i < m->nroutes && !rc; i++)
-		rc = finish_route(&m->routes[i]);
-	if (rc)
-		return rc;
-	out = build(m);
-	if (!out)
-		return FC_NOMEM;
-	if (have_key > 0)
-		rc = sign_report(out, &key);
-	if (!rc)
-		rc = render_write_json(out, out_path, m->err, sizeof(m->err));
-	json_decref(out);
-	return rc;
+	for (size_t i = 0; i < m->nroutes; i++)
+		mroute_release(&m->routes[i]);
+	free(m->routes);
 }
 
-int cmd_merge(int argc, char **argv)
+int merge_reports(json_t *const *in, const char *const *paths, size_t n,
+		  const struct sign_key *key, json_t **out, char *err,
+		  size_t errlen)
 {
-	struct merge m;
-	int rc = 0;
+	struct merge m = {
+		.paths = paths, .in = in, .n = n, .err = err, .errlen = errlen,
+	};
+	size_t total = 0;
+	json_t *r;
+	int rc;
 
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-			  strcmp(argv[1], "-h") == 0)) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc < 3)
-		return cli_usage("merge", "give OUT.json and at least one IN.json");
-	for (int i = 1; i < argc; i++)
-		if (argv[i][0] == '-')
-			return cli_usage("merge", "unknown option '%s'", argv[i]);
-	memset(&m, 0, sizeof(m));
-	m.paths = (const char *const *)argv + 2;
-	m.in = calloc((size_t)argc, sizeof(*m.in));
-	if (!m.in)
-		return cli_fail(FC_NOMEM, "out of memory");
-	for (int i = 2; i < argc && !rc; i++) {
-		rc = rview_load(argv[i], &m.in[m.n], m.err, sizeof(m.err));
-		if (rc) {
-			fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), m.err);
-			rc = EXIT_BAD_INPUT;
-		} else {
-			m.n++;
-		}
-	}
-	if (!rc) {
-		rc = merge_all(&m, argv[1]);
-		if (rc) {
-			/* FC_USAGE from fail(): the inputs do not merge */
-			fprintf(stderr, "fencecert: %s: %s\n", rc == FC_USAGE ?
-				"MERGE" : error_name(rc), rc == FC_NOMEM ?
-				"out of memory" : m.err);
-			rc = EXIT_REFUSED;
-		} else {
-			printf("merged %zu report(s) into %s\n", m.n, argv[1]);
-		}
-	}
-	for (size_t i = 0; i < m.nroutes; i++)
-		mroute_release(&m.routes[i]);
-	free(m.routes);
+	*out = NULL;
+	if (n == 0)
+		return fail(&m, "no reports to merge");
+	rc = check_shards(&m);
+	if (!rc)
+		rc = check_signatures(&m, key);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < m.n; i++)
-		json_decref(m.in[i]);
-	free(m.in);
+		total += json_array_size(rview_arr(m.in[i], "routes"));
+	m.routes = calloc(total ? total : 1, sizeof(*m.routes));
+	if (!m.routes)
+		return FC_NOMEM;
+	for (size_t i = 0; i < m.n && !rc; i++) {
+		size_t k;
+		json_array_foreach(rview_arr(m.in[i], "routes"), k, r)
+			if (!rc)
+				rc = add_route(&m, i, r);
+	}
+	for (size_t i = 0; i < m.nroutes && !rc; i++)
+		rc = finish_route(&m.routes[i]);
+	if (!rc && !(*out = build(&m)))
+		rc = FC_NOMEM;
+	if (!rc && key)
+		rc = sign_report(*out, key);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	merge_release(&m);
 	return rc;
 }

@@ -15,6 +15,10 @@
  * renamed, so a reader (a CI upload step, the gate) never sees half a
  * file.  Formats are independent: one failing does not stop the others,
  * and the first error is returned.
+ *
+ * Who includes it: cli/ (certify writes a run's formats, report renders
+ * them again, merge writes its output) and tests/.  It is the one place
+ * in reports/ that writes files.
  */
 #ifndef FENCECERT_RENDER_H
 #define FENCECERT_RENDER_H

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/check/verdict.h"
 #include "reports/report_html.h"
 #include "reports/rview.h"
 #include "reports/timeline.h"
@@ -178,24 +179,22 @@ static void header(FILE *out, const json_t *report)
 
 static void cards(FILE *out, const json_t *report)
 {
-	static const char *const verdicts[] = {
-		"certified-automatic", "certified-fail-closed", "rejected",
-		"unverified",
-	};
 	json_t *routes = rview_arr(report, "routes"), *r;
-	size_t counts[4] = { 0 }, met = 0, i;
+	size_t counts[VERDICT_COUNT] = { 0 }, met = 0, i;
 
 	json_array_foreach(routes, i, r) {
-		for (size_t v = 0; v < 4; v++)
-			counts[v] += strcmp(rview_str(r, "verdict"), verdicts[v]) == 0;
+		enum verdict v;
+
+		if (verdict_parse(rview_str(r, "verdict"), &v) == 0)
+			counts[v]++;
 		met += json_is_true(json_object_get(r, "expectation_met"));
 	}
 	fputs("<div class=\"cards\">", out);
 	fprintf(out, "<div class=\"card\"><b>%zu / %zu</b><span class=\"lbl\">routes met "
 		"their expectation</span></div>", met, json_array_size(routes));
-	for (size_t v = 0; v < 4; v++) {
+	for (int v = 0; v < VERDICT_COUNT; v++) {
 		fprintf(out, "<div class=\"card\"><b>%zu</b>", counts[v]);
-		badge(out, "v-", verdicts[v]);
+		badge(out, "v-", verdict_name((enum verdict)v));
 		fputs("</div>", out);
 	}
 	fputs("</div>\n", out);

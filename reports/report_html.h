@@ -10,6 +10,11 @@
  * open, unverified next, passing collapsed under one <details>.  Beyond
  * HTML_PASSING_TIMELINES passing schedules per route, the rest are listed
  * without timelines so a large report stays small enough to open.
+ *
+ * Who includes it: render.c (and tests/).  Invariant: the page is a
+ * function of the document alone -- read through rview.h, verdict names
+ * from harness/check/verdict.h, no clock, no environment -- and every
+ * string from the document is escaped (rview_xml()).
  */
 #ifndef FENCECERT_REPORT_HTML_H
 #define FENCECERT_REPORT_HTML_H

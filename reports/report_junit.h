@@ -19,6 +19,10 @@
  *
  * Schedules that stopped fail-closed pass: stopping is the correct
  * behaviour there, and the route's verdict says so.
+ *
+ * Who includes it: render.c (and tests/).  Invariant: the XML is a
+ * function of the document alone (read through rview.h) and valid
+ * against junit.xsd for any document rview_check() accepts.
  */
 #ifndef FENCECERT_REPORT_JUNIT_H
 #define FENCECERT_REPORT_JUNIT_H

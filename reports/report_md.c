@@ -12,16 +12,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/check/verdict.h"
 #include "reports/report_md.h"
 #include "reports/rview.h"
 
-static const char *verdict_icon(const char *v)
+static const char *verdict_icon(const char *name)
 {
-	switch (rview_verdict_rank(v)) {
-	case 2: return "✅";
-	case 1: return "🟦";
+	enum verdict v;
+
+	if (verdict_parse(name, &v) != 0)
+		return "⚠️";
+	switch (v) {
+	case VERDICT_CERTIFIED_AUTOMATIC: return "✅";
+	case VERDICT_CERTIFIED_FAIL_CLOSED: return "🟦";
+	case VERDICT_REJECTED: return "❌";
+	default: return "⚠️";
 	}
-	return strcmp(v, "rejected") == 0 ? "❌" : "⚠️";
 }
 
 /* A fenced block, every line indented so it stays inside a list item. */

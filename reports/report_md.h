@@ -8,6 +8,10 @@
  * in all, so the summary stays far below GitHub's 1 MiB step limit);
  * unverified reasons; coverage; the run's facts (tool, suite digest,
  * signature).
+ *
+ * Who includes it: render.c (and tests/).  Invariant: the Markdown is a
+ * function of the document alone (read through rview.h, verdicts by
+ * harness/check/verdict.h) and bounded by the limits below.
  */
 #ifndef FENCECERT_REPORT_MD_H
 #define FENCECERT_REPORT_MD_H

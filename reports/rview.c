@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "harness/check/verdict.h"
 #include "reports/rview.h"
 
 const char *rview_str(const json_t *obj, const char *key)
@@ -65,30 +66,19 @@ int rview_load(const char *path, json_t **out, char *err, size_t errlen)
 	return 0;
 }
 
-static const char *const verdicts[] = {
-	"certified-automatic", "certified-fail-closed", "rejected", "unverified",
-};
-
-static bool known_verdict(const char *v)
-{
-	for (size_t i = 0; i < sizeof(verdicts) / sizeof(*verdicts); i++)
-		if (strcmp(v, verdicts[i]) == 0)
-			return true;
-	return false;
-}
-
 static int check_route(const json_t *r, size_t i, char *err, size_t errlen)
 {
 	json_t *scheds = json_object_get(r, "schedules"), *s;
 	const char *name = json_string_value(json_object_get(r, "name"));
 	const char *v = json_string_value(json_object_get(r, "verdict"));
+	enum verdict verdict;
 	size_t k;
 
 	if (!json_is_object(r) || !name) {
 		snprintf(err, errlen, "routes[%zu] has no 'name'", i);
 		return FC_CORRUPT;
 	}
-	if (!v || !known_verdict(v)) {
+	if (!v || verdict_parse(v, &verdict) != 0) {
 		snprintf(err, errlen, "route '%s' has no valid 'verdict'", name);
 		return FC_CORRUPT;
 	}
@@ -146,18 +136,22 @@ int rview_check(const json_t *report, char *err, size_t errlen)
 
 int rview_verdict_rank(const char *verdict)
 {
-	if (strcmp(verdict, "certified-automatic") == 0)
-		return 2;
-	if (strcmp(verdict, "certified-fail-closed") == 0)
-		return 1;
-	return 0;
+	enum verdict v;
+
+	if (verdict_parse(verdict, &v) != 0)
+		return 0;
+	return v == VERDICT_CERTIFIED_AUTOMATIC ? 2 :
+	       v == VERDICT_CERTIFIED_FAIL_CLOSED ? 1 : 0;
 }
 
 enum rview_status rview_schedule_status(const json_t *schedule)
 {
+	enum schedule_outcome o;
+
 	if (json_array_size(json_object_get(schedule, "violations")))
 		return RVIEW_FAILED;
-	if (strcmp(rview_str(schedule, "outcome"), "unverified") == 0)
+	if (outcome_parse(rview_str(schedule, "outcome"), &o) == 0 &&
+	    o == OUTCOME_UNVERIFIED)
 		return RVIEW_UNVERIFIED;
 	return RVIEW_PASSED;
 }

@@ -7,7 +7,10 @@
  * another.  These helpers make a missing or mistyped member read as a
  * neutral value ("" or 0) instead of crashing a renderer; the structural
  * check rview_check() is what decides whether a document is a
- * report at all.
+ * report at all (a known verdict by harness/check/verdict.h's names).
+ *
+ * Who includes it: every file of reports/, cli/ and tests/.  It sits at
+ * the bottom of reports/ and calls only jansson and the verdict module.
  *
  * Ownership: every json_t * returned is borrowed from the document.
  */

@@ -13,6 +13,9 @@
  * not "no key": a CI secret that failed to expand must not turn signing
  * (or the gate's check) off silently.
  *
+ * Who includes it: reports/ (render signs, gate and merge verify), cli/
+ * (which reads the key for gate, merge and report) and tests/.
+ *
  * Ownership: sign_canonical() hands a malloc'd string to the caller
  * (free() it).  Nothing here keeps a reference to the report.
  */

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/protocol.h"
+#include "journal/states.h"
 #include "reports/rview.h"
 #include "reports/timeline.h"
 
@@ -109,14 +111,15 @@ static long long max_time(const json_t *s)
  * in lower case; PREPARING is entered by after_intent or after_restart. */
 static bool hit_matches(const char *fp, const char *state)
 {
+	enum fc_state s;
 	size_t i;
 
-	if (strcmp(state, "PREPARING") == 0)
-		return strcmp(fp, "after_intent") == 0 ||
-		       strcmp(fp, "after_restart") == 0;
-	if (strncmp(fp, "after_", 6) != 0)
+	if (state_parse(state, &s) == 0 && s == FC_PREPARING)
+		return strcmp(fp, FP_AFTER_INTENT) == 0 ||
+		       strcmp(fp, FP_AFTER_RESTART) == 0;
+	if (strncmp(fp, FP_AFTER_PREFIX, strlen(FP_AFTER_PREFIX)) != 0)
 		return false;
-	fp += 6;
+	fp += strlen(FP_AFTER_PREFIX);
 	for (i = 0; state[i] && fp[i]; i++)
 		if (fp[i] != (state[i] >= 'A' && state[i] <= 'Z' ?
 			      state[i] - 'A' + 'a' : state[i]))
@@ -532,20 +535,21 @@ static void draw_hits(FILE *out, const struct layout *L, const struct lane *ln)
 
 static const char *state_class(const char *state)
 {
-	static const char *const known[] = {
-		"PREPARING", "PREPARED", "COMMITTING", "COMMIT_UNKNOWN",
-		"TARGET_COMMITTED", "COMMITTED_INCOMPLETE", "COMPLETE",
-		"FAILED_PRE_COMMIT",
+	static const char *const cls[FC_STATE_COUNT] = {
+		[FC_PREPARING] = "st-prep",
+		[FC_PREPARED] = "st-prep",
+		[FC_COMMITTING] = "st-commit",
+		[FC_COMMIT_UNKNOWN] = "st-unknown",
+		[FC_TARGET_COMMITTED] = "st-tc",
+		[FC_COMMITTED_INCOMPLETE] = "st-unknown",
+		[FC_COMPLETE] = "st-complete",
+		[FC_FAILED_PRE_COMMIT] = "st-failed",
 	};
-	static const char *const cls[] = {
-		"st-prep", "st-prep", "st-commit", "st-unknown", "st-tc",
-		"st-unknown", "st-complete", "st-failed",
-	};
+	enum fc_state s;
 
-	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
-		if (strcmp(state, known[i]) == 0)
-			return cls[i];
-	return "st-prep";
+	if (state_parse(state, &s) != 0 || !cls[s])
+		return "st-prep";
+	return cls[s];
 }
 
 /* A transition: a dot on the bar's top edge and a label in the row where

@@ -23,7 +23,11 @@
  * transition with the after_<state> failpoint hit that follows it.
  *
  * Every string is escaped; `id` makes the SVG's internal ids unique in a
- * page holding many timelines.
+ * page holding many timelines.  Failpoint names are matched with the
+ * constants of common/protocol.h, journal states with journal/states.h.
+ *
+ * Who includes it: report_html.c (and tests/).  timeline.c states the
+ * layout's invariants.
  */
 #ifndef FENCECERT_TIMELINE_H
 #define FENCECERT_TIMELINE_H

@@ -1,5 +1,6 @@
 /*
- * test_reports.c -- signatures, JUnit/Markdown/HTML rendering, render_all.
+ * test_reports.c -- signatures, JUnit/Markdown/HTML rendering, render_all,
+ * the release gate's rules (gate.h) and the merge of shards (merge.h).
  *
  * Most cases start from tests/data/reports/controls-small.json, a real
  * `fencecert certify` report (tests/data/reports/README.md says how it
@@ -21,6 +22,8 @@
 
 #include "harness/check/check.h"
 #include "harness/model/record.h"
+#include "reports/gate.h"
+#include "reports/merge.h"
 #include "reports/render.h"
 #include "reports/report_html.h"
 #include "reports/report_junit.h"
@@ -507,6 +510,215 @@ static void test_check_rejects(void **state)
 	json_decref(doc);
 }
 
+/* --- gate ------------------------------------------------------------------------ */
+
+/* The gate's answer for doc under req; asserts it could judge. */
+static json_t *judge(const json_t *doc, const struct gate_require *req)
+{
+	json_t *verdict = NULL;
+
+	assert_int_equal(gate_check(doc, req, &verdict), 0);
+	assert_non_null(verdict);
+	return verdict;
+}
+
+static bool passed(const json_t *verdict)
+{
+	return json_is_true(json_object_get(verdict, "passed"));
+}
+
+/* The idx-th reason, or "". */
+static const char *reason(const json_t *verdict, size_t idx)
+{
+	const char *s = json_string_value(json_array_get(
+		json_object_get(verdict, "reasons"), idx));
+
+	return s ? s : "";
+}
+
+static void test_gate_rules(void **state)
+{
+	json_t *doc = fixture(), *v;
+	const char *naive[] = { "naive" }, *ghost[] = { "c-sqlite", "ghost" };
+	const char *digest[] = { "naive=sha256:00" };
+	const struct sign_key empty = { (const unsigned char *)"", 0 };
+	struct gate_require req = {
+		.level = VERDICT_CERTIFIED_FAIL_CLOSED, .key = &test_key,
+	};
+
+	(void)state;
+	assert_int_equal(sign_report(doc, &test_key), 0);
+	/* every route: c-sqlite reaches the level, the controls were rejected */
+	v = judge(doc, &req);
+	assert_true(passed(v));
+	assert_string_equal(rview_str(v, "signature"), "verified");
+	assert_string_equal(rview_str(v, "required"), "certified-fail-closed");
+	assert_int_equal(json_array_size(json_object_get(v, "routes")), 3);
+	json_decref(v);
+	/* a named route below the level, a route not in the report */
+	req.routes = naive;
+	req.nroutes = 1;
+	req.level = VERDICT_CERTIFIED_AUTOMATIC;
+	v = judge(doc, &req);
+	assert_false(passed(v));
+	assert_string_equal(reason(v, 0), "route 'naive' is rejected, required "
+			    "certified-automatic");
+	json_decref(v);
+	req.routes = ghost;
+	req.nroutes = 2;
+	v = judge(doc, &req);
+	assert_false(passed(v));
+	assert_string_equal(reason(v, 0), "route 'ghost' is not in the report");
+	json_decref(v);
+	/* digests: every mismatch is one reason, in check order */
+	req.nroutes = 0;
+	req.level = VERDICT_CERTIFIED_FAIL_CLOSED;
+	req.suite_digest = "sha256:0000";
+	req.tool_version = "9.9.9";
+	req.route_digests = digest;
+	req.ndigests = 1;
+	v = judge(doc, &req);
+	assert_int_equal(json_array_size(json_object_get(v, "reasons")), 3);
+	assert_non_null(strstr(reason(v, 0), "suite digest is"));
+	assert_non_null(strstr(reason(v, 1), "fencecert '0.1.0', expected '9.9.9'"));
+	assert_non_null(strstr(reason(v, 2), "route 'naive' digest is"));
+	json_decref(v);
+	req.suite_digest = req.tool_version = NULL;
+	req.ndigests = 0;
+	/* keys: empty refused; none noted, or refused when required */
+	req.key = &empty;
+	v = judge(doc, &req);
+	assert_false(passed(v));
+	assert_string_equal(rview_str(v, "signature"), "not-checked");
+	assert_non_null(strstr(reason(v, 0), "is set but empty"));
+	json_decref(v);
+	req.key = NULL;
+	v = judge(doc, &req);
+	assert_true(passed(v));
+	assert_string_equal(rview_str(v, "signature"), "not-checked");
+	json_decref(v);
+	req.require_signature = true;
+	v = judge(doc, &req);
+	assert_false(passed(v));
+	assert_non_null(strstr(reason(v, 0), "no signing key"));
+	json_decref(v);
+	/* a release cannot require rejected or unverified */
+	req.level = VERDICT_REJECTED;
+	assert_int_equal(gate_check(doc, &req, &v), FC_USAGE);
+	assert_null(v);
+	json_decref(doc);
+}
+
+/* A control route that passed: the suite cannot tell wrong from right. */
+static void test_gate_control(void **state)
+{
+	json_t *doc = fixture(), *v;
+	struct gate_require req = { .level = VERDICT_CERTIFIED_FAIL_CLOSED };
+
+	(void)state;
+	json_object_set_new(json_array_get(json_object_get(doc, "routes"), 2),
+			    "verdict", json_string("certified-automatic"));
+	v = judge(doc, &req);
+	assert_false(passed(v));
+	assert_non_null(strstr(reason(v, 0), "control route 'checkpoint-guard' "
+			       "is certified-automatic, expected rejected"));
+	json_decref(v);
+	json_decref(doc);
+}
+
+/* --- merge ----------------------------------------------------------------------- */
+
+/* Shard k of n of doc: each route's schedules dealt round-robin. */
+static json_t *shard_of(const json_t *doc, size_t k, size_t n)
+{
+	json_t *shard = json_deep_copy(doc), *r, *all, *mine;
+	size_t i, j;
+
+	assert_non_null(shard);
+	json_array_foreach(json_object_get(shard, "routes"), i, r) {
+		all = json_object_get(r, "schedules");
+		mine = json_array();
+		for (j = k; j < json_array_size(all); j += n)
+			json_array_append(mine, json_array_get(all, j));
+		json_object_set_new(r, "schedules", mine);
+	}
+	json_object_set_new(shard, "shard", json_pack("{s:I, s:I}", "index",
+		(json_int_t)k + 1, "count", (json_int_t)n));
+	return shard;
+}
+
+static void test_merge_shards(void **state)
+{
+	static const char *const paths[] = { "s1.json", "s2.json", "s3.json" };
+	json_t *doc = fixture(), *in[3], *out, *r;
+	char err[1024];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		in[i] = shard_of(doc, i, 3);
+	/* a lying shard verdict is recomputed away */
+	json_object_set_new(json_array_get(json_object_get(in[0], "routes"), 1),
+			    "verdict", json_string("certified-automatic"));
+	assert_int_equal(merge_reports(in, paths, 3, NULL, &out, err,
+				       sizeof(err)), 0);
+	assert_int_equal(rview_check(out, err, sizeof(err)), 0);
+	json_array_foreach(json_object_get(out, "routes"), i, r) {
+		const json_t *want = json_array_get(json_object_get(doc, "routes"), i);
+
+		assert_string_equal(rview_str(r, "name"), rview_str(want, "name"));
+		assert_string_equal(rview_str(r, "verdict"), rview_str(want, "verdict"));
+		assert_true(json_equal(json_object_get(r, "expectation_met"),
+				       json_object_get(want, "expectation_met")));
+		assert_int_equal(json_array_size(rview_arr(r, "schedules")),
+				 json_array_size(rview_arr(want, "schedules")));
+	}
+	assert_int_equal(json_array_size(rview_arr(out, "merged_from")), 3);
+	assert_null(json_object_get(out, "signature"));
+	json_decref(out);
+	/* a missing shard, a repeated one */
+	assert_int_equal(merge_reports(in, paths, 2, NULL, &out, err,
+				       sizeof(err)), FC_USAGE);
+	assert_null(out);
+	assert_non_null(strstr(err, "shard 3/3 is missing"));
+	json_decref(in[2]);
+	in[2] = json_incref(in[1]);
+	assert_int_equal(merge_reports(in, paths, 3, NULL, &out, err,
+				       sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "is given twice"));
+	for (i = 0; i < 3; i++)
+		json_decref(in[i]);
+	json_decref(doc);
+}
+
+static void test_merge_signed(void **state)
+{
+	static const char *const paths[] = { "s1.json", "s2.json" };
+	const struct sign_key empty = { (const unsigned char *)"", 0 };
+	json_t *doc = fixture(), *in[2], *out;
+	char err[1024];
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++)
+		in[i] = shard_of(doc, i, 2);
+	/* unsigned inputs under a key; an empty key */
+	assert_int_equal(merge_reports(in, paths, 2, &test_key, &out, err,
+				       sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "'s1.json'"));
+	assert_int_equal(merge_reports(in, paths, 2, &empty, &out, err,
+				       sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "is set but empty"));
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(sign_report(in[i], &test_key), 0);
+	assert_int_equal(merge_reports(in, paths, 2, &test_key, &out, err,
+				       sizeof(err)), 0);
+	assert_int_equal(sign_verify(out, &test_key, err, sizeof(err)), 0);
+	json_decref(out);
+	for (size_t i = 0; i < 2; i++)
+		json_decref(in[i]);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +737,10 @@ int main(void)
 		cmocka_unit_test(test_row_deltas_compact),
 		cmocka_unit_test(test_render_all),
 		cmocka_unit_test(test_check_rejects),
+		cmocka_unit_test(test_gate_rules),
+		cmocka_unit_test(test_gate_control),
+		cmocka_unit_test(test_merge_shards),
+		cmocka_unit_test(test_merge_signed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

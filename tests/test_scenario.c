@@ -692,27 +692,24 @@ static void test_names(void **state)
 
 		assert_int_equal(fault_action_parse("explode", &back), FC_USAGE);
 	}
-	assert_string_equal(verdict_name(VERDICT_CERTIFIED_AUTOMATIC), "certified-automatic");
-	assert_string_equal(verdict_name(VERDICT_CERTIFIED_FAIL_CLOSED), "certified-fail-closed");
-	assert_string_equal(verdict_name(VERDICT_REJECTED), "rejected");
-	assert_string_equal(verdict_name(VERDICT_UNVERIFIED), "unverified");
 	assert_string_equal(expectation_name(EXPECT_CERTIFIED), "certified");
 	assert_string_equal(expectation_name(EXPECT_REJECTED), "rejected");
-}
-
-static void test_expectation_met(void **state)
-{
-	/* rows: expectation; columns: automatic, fail-closed, rejected, unverified */
-	static const bool table[4][VERDICT_COUNT] = {
-		[EXPECT_CERTIFIED] = { true, true, false, false },
-		[EXPECT_CERTIFIED_AUTOMATIC] = { true, false, false, false },
-		[EXPECT_CERTIFIED_FAIL_CLOSED] = { false, true, false, false },
-		[EXPECT_REJECTED] = { false, false, true, false },
-	};
-
-	for (int e = 0; e < 4; e++)
-		for (int v = 0; v < VERDICT_COUNT; v++)
-			assert_int_equal(expectation_met(e, v), table[e][v]);
+	/* the failpoint name rule (fault.h invariant 2) */
+	assert_true(fault_failpoint_valid("after_commit", 12));
+	assert_true(fault_failpoint_valid("nextx", 5));
+	assert_false(fault_failpoint_valid("next", 4));
+	assert_false(fault_failpoint_valid("all", 3));
+	assert_false(fault_failpoint_valid("a-b", 3));
+	assert_false(fault_failpoint_valid("", 0));
+	assert_false(fault_failpoint_valid("x", FAILPOINT_NAME_MAX));
+	/* the failpoints of target calls (docs/failpoints.md) */
+	assert_true(fault_failpoint_is_target_call("before_reconcile_probe"));
+	assert_true(fault_failpoint_is_target_call("after_target_commit"));
+	assert_true(fault_failpoint_is_target_call("before_fence_prepare"));
+	assert_true(fault_failpoint_is_target_call("after_probe"));
+	assert_false(fault_failpoint_is_target_call("after_committing"));
+	assert_false(fault_failpoint_is_target_call("before_probe_x"));
+	assert_false(fault_failpoint_is_target_call("probe"));
 }
 
 int main(void)
@@ -731,7 +728,6 @@ int main(void)
 		cmocka_unit_test(test_mutations_never_crash),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_expectation_met),
 	};
 	size_t nbad = 0;
 	int failed = cmocka_run_group_tests_name("scenario", tests, NULL, NULL);

@@ -194,7 +194,7 @@ struct sched_entry {
 struct route_acc {
 	bool selected;
 	size_t nunits;                        /* (route, scenario) pairs run */
-	struct check_tally tally;
+	struct verdict_tally tally;
 	struct sched_entry *sched;
 	size_t nsched;
 	json_t *reached, *faulted, *declared; /* objects used as sets */
@@ -345,7 +345,7 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 
 	if (!oname || outcome_parse(oname, &oc))
 		oc = OUTCOME_UNVERIFIED;
-	check_tally_add(&a->tally, nv, oc);
+	verdict_tally_add(&a->tally, nv, oc);
 	if (oc == OUTCOME_UNVERIFIED)
 		note(a, "scenario '%s' schedule '%s': %s",
 		     R->s->scenarios[u->s].name, in->schedule,
@@ -599,7 +599,7 @@ static json_t *coverage(const struct route_acc *a)
 
 static enum verdict route_verdict(const struct route_acc *a)
 {
-	enum verdict v = check_tally_verdict(&a->tally);
+	enum verdict v = verdict_tally_fold(&a->tally);
 
 	if (v != VERDICT_REJECTED && a->gap)
 		return VERDICT_UNVERIFIED;

@@ -5,8 +5,13 @@
  * orchestrator + checker per schedule), and the coordinator folds the
  * results into verdicts, coverage and the JSON report.
  *
- * Verdicts are computed (check_tally_verdict() plus exploration gaps),
- * never taken from a route's `expect`; the expectation is only compared.
+ * Verdicts are computed (verdict_tally_fold() plus exploration gaps),
+ * never taken from a route's `expect`; the expectation is only compared
+ * (verdict_meets()).
+ *
+ * Who includes it: cli/cmd_certify.c (and tests/).  It is the top of the
+ * harness: it may use every harness part, never reports/ (the command
+ * line renders the formats from the report this returns).
  *
  * Ownership: certify_run() returns the report (a new jansson reference).
  */

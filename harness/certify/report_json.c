@@ -451,7 +451,8 @@ int report_json_add_route(json_t *report, const struct route_spec *rs,
 	set(&b, o, "digest", json_string(digest));
 	set(&b, o, "verdict", json_string(verdict_name(v)));
 	set(&b, o, "expected", json_string(expectation_name(rs->expect)));
-	set(&b, o, "expectation_met", json_boolean(expectation_met(rs->expect, v)));
+	set(&b, o, "expectation_met",
+	    json_boolean(verdict_meets(v, expectation_name(rs->expect))));
 	set(&b, o, "coverage", coverage);
 	set(&b, o, "violations", violations);
 	set(&b, o, "schedules", schedules);

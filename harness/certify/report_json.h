@@ -13,6 +13,14 @@
  *                           the whole report.
  *
  * Every value goes through jansson; nothing here formats JSON by hand.
+ * Names of verdicts, outcomes and invariants come from the checker
+ * (harness/check/verdict.h, check.h), so reports/ reads back exactly the
+ * words written here.
+ *
+ * Who includes it: certify.c, cli/cmd_certify.c (and tests/).  It is the
+ * harness's side of the report; reports/ reads it from the file, never
+ * through this header.
+ *
  * Ownership: functions returning json_t * return a new reference (NULL when
  * out of memory); report_json_add_route() steals the references it gets.
  */

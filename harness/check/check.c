@@ -1,7 +1,9 @@
 /*
  * check.c -- prove the invariants of one schedule from its record.  See
- * check.h for what each invariant means and how it is observed; outcomes
- * and verdicts are in check_outcome.c.
+ * check.h for what each invariant means and how it is observed; how the
+ * schedule ended is check_outcome.c's (called last, never calling back),
+ * and the names of outcomes and verdicts and the fold into a route's
+ * verdict are verdict.c's.
  *
  * Design rules:
  *  1. Pure: reads the record, allocates only the violations it returns.
@@ -9,36 +11,38 @@
  *     first evidence of it; the detail lists the rows involved (bounded)
  *     and the attempt and faults that led there, so a reader can replay.
  *  3. Verdicts are computed from violations and outcomes only; the
- *     route's expectation never enters (certify_cli.c compares afterwards).
+ *     route's expectation never enters (harness/certify compares
+ *     afterwards, with verdict_meets()).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/protocol.h"
+#include "common/put.h"
 #include "journal/states.h"
 #include "harness/check/check.h"
-#include "common/put.h"
 
 #define LIST_MAX 6 /* rows named in one detail before "..." */
 
-bool check_is_target_call(const char *fp)
-{
-	static const char *const calls[] = {
-		"fence_prepare", "target_commit", "probe", "reconcile_probe",
-	};
-	const char *rest;
+static const char *const inv_names[INV_COUNT + 1] = {
+	[INV_NO_DUPLICATE] = "no-duplicate",
+	[INV_NO_LOSS] = "no-loss",
+	[INV_FAIL_CLOSED] = "fail-closed",
+	[INV_LEGAL_HISTORY] = "legal-history",
+	[INV_INTENT_CONFLICT] = "intent-conflict-stops-early",
+	[INV_RECONCILE_FIRST] = "reconcile-before-io",
+	[INV_FENCING] = "fencing",
+	[INV_EVIDENCE] = "evidence-agrees",
+	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
+};
 
-	if (strncmp(fp, "before_", 7) == 0)
-		rest = fp + 7;
-	else if (strncmp(fp, "after_", 6) == 0)
-		rest = fp + 6;
-	else
-		return false;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (strcmp(rest, calls[i]) == 0)
-			return true;
-	return false;
+const char *invariant_name(int inv)
+{
+	if (inv < 1 || inv > INV_COUNT)
+		return NULL;
+	return inv_names[inv];
 }
 
 /* --- collecting violations ----------------------------------------------- */
@@ -319,13 +323,13 @@ static int stop_point(const struct rec_schedule *r,
 
 	for (size_t i = 0; i < r->nattempts; i++) {
 		const struct rec_attempt *a = &r->attempts[i];
-		if (a->operation != op->index || !a->counted ||
-		    a->signal || a->exit_code != 100 || a->obs_after < 0)
+		if (a->operation != op->index || !a->counted || a->signal ||
+		    a->exit_code != PROTO_EXIT_STOP || a->obs_after < 0)
 			continue;
 		best = a->obs_after;
 		best_at = r->obs[best].at_ms;
 		*stop_wall = a->end_wall_ms;
-		put(why, len, "try %d exited 100", a->try_number);
+		put(why, len, "try %d exited %d", a->try_number, PROTO_EXIT_STOP);
 		break;
 	}
 	for (size_t h = 0; h < op->nhistory; h++) {
@@ -535,7 +539,7 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 				continue;
 			describe_attempt(r, (int)a, who, sizeof(who));
 			for (size_t h = 0; h < at->nhits; h++) {
-				if (!check_is_target_call(at->hits[h].name))
+				if (!fault_failpoint_is_target_call(at->hits[h].name))
 					continue;
 				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
 					"%s reached target call %s after the "
@@ -551,10 +555,11 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 					at->deltas[0].before, at->deltas[0].after);
 			} else if (!at->killed && !at->timed_out &&
 				   !at->spawn_failed && !at->zombie &&
-				   (at->signal || at->exit_code != 100)) {
+				   (at->signal || at->exit_code != PROTO_EXIT_STOP)) {
 				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
-					"%s did not stop with exit 100 after the "
-					"source changed under the operation", who);
+					"%s did not stop with exit %d after the "
+					"source changed under the operation", who,
+					PROTO_EXIT_STOP);
 			}
 		}
 	}
@@ -577,14 +582,14 @@ static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
 			continue; /* no entry when it started: a first attempt */
 		for (size_t h = 0; h < at->nhits; h++) {
 			const char *fp = at->hits[h].name;
-			if (!check_is_target_call(fp))
+			if (!fault_failpoint_is_target_call(fp))
 				continue;
-			if (strcmp(fp, "before_reconcile_probe") != 0) {
+			if (strcmp(fp, FP_BEFORE_RECONCILE_PROBE) != 0) {
 				describe_attempt(r, (int)a, who, sizeof(who));
 				violate(vl, INV_RECONCILE_FIRST, op->operation_id,
 					"%s started with the journal entry in %s "
 					"but its first target call was %s, not "
-					"before_reconcile_probe", who,
+					FP_BEFORE_RECONCILE_PROBE, who,
 					state_name(state_at(op, at->start_wall_ms)),
 					fp);
 			}

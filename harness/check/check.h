@@ -1,12 +1,22 @@
 /*
- * check.h -- the eight invariants of SPEC section 9, and verdicts.
+ * check.h -- the invariant checker: the nine invariants a schedule must
+ * keep (SPEC section 9's eight, and dead-journal-no-mutation of
+ * docs/syscall-faults.md), proved over one schedule's record, and how the
+ * schedule ended.
  *
  * check_schedule() proves the invariants of one schedule from its record
  * alone (record.h: journal histories, target observations, attempts and
  * their failpoints, surviving evidence, the workload's expected rows) and
- * classifies how the schedule ended.  check_tally_*() fold the schedules of
- * one route into its verdict.  Nothing here does I/O, so tests can feed
- * crafted records.
+ * classifies how the schedule ended (check_outcome.c).  Folding a route's
+ * schedules into a verdict is the verdict module's (verdict.h, included
+ * here).  Nothing here does I/O, so tests can feed crafted records.
+ *
+ * Owns: enum invariant and its names (check.c), struct violation, the
+ * classification of a schedule's outcome.  Who includes it: harness/certify
+ * and cli/ (and the tests); not reports/, which reads a report's
+ * violations and outcomes by name and needs only verdict.h.  Inside
+ * harness/check calls point one way: check.c calls check_outcome.c, never
+ * the reverse, and verdict.c calls neither.
  *
  * The invariants and how each is observed:
  *  1 no-duplicate      any row_key counted more than once in any observation;
@@ -34,6 +44,10 @@
  *  8 evidence-agrees   a surviving return.json saying COMPLETE names the
  *                      operation, its row count, and a journal entry in
  *                      COMPLETE / TARGET_COMMITTED / COMMITTED_INCOMPLETE
+ *  9 dead-journal-no-mutation
+ *                      a try whose journal failed a write (an injected
+ *                      errno) and that ran alone changes no target row
+ *                      unless the journal took its COMMITTING during it
  *
  * Ownership: check_result_release() frees what check_schedule() put in a
  * caller-allocated result.
@@ -47,6 +61,7 @@
 #include "common/error.h"
 #include "harness/model/record.h"
 #include "harness/model/scenario.h"
+#include "harness/check/verdict.h"
 
 enum invariant {
 	INV_NO_DUPLICATE = 1,
@@ -65,7 +80,7 @@ enum invariant {
 
 #define INV_BIT(i) (1u << (unsigned)(i))
 
-/* "no-duplicate", ... for 1..8; NULL otherwise. */
+/* "no-duplicate", ... for 1..INV_COUNT; NULL otherwise. */
 const char *invariant_name(int inv);
 
 struct violation {
@@ -73,24 +88,6 @@ struct violation {
 	char operation_id[JOURNAL_ID_MAX]; /* "" when no operation owns it */
 	char detail[512];
 };
-
-/* How a schedule ended, worst first in check_tally_verdict()'s eyes. */
-enum schedule_outcome {
-	OUTCOME_CONVERGED,      /* every task succeeded, every entry COMPLETE */
-	OUTCOME_STOP_EXCUSED,   /* stopped fail-closed where a fault made the
-				   outcome unprovable (fail at a probe) or
-				   the source changed under the operation */
-	OUTCOME_EXHAUSTED,      /* every try of a task was faulted: not provable */
-	OUTCOME_STOPPED,        /* stopped fail-closed (exit 100 or
-				   COMMIT_UNKNOWN) with no fault to blame */
-	OUTCOME_NOT_CONVERGED,  /* a task ended unfinished with no fault to blame */
-	OUTCOME_UNVERIFIED,     /* the harness could not observe everything */
-	OUTCOME_COUNT
-};
-
-const char *outcome_name(enum schedule_outcome o); /* "converged", ... */
-/* 0, or FC_USAGE for an unknown name. */
-int outcome_parse(const char *name, enum schedule_outcome *out);
 
 struct check_result {
 	struct violation *violations;
@@ -110,29 +107,9 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 		   struct check_result *res) FC_MUST_CHECK;
 void check_result_release(struct check_result *res);
 
-/* Schedules of one route folded into a verdict. */
-struct check_tally {
-	size_t schedules;
-	size_t violations;
-	size_t by_outcome[OUTCOME_COUNT];
-};
-
-void check_tally_add(struct check_tally *t, size_t nviolations,
-		     enum schedule_outcome o);
-
-/*
- * any violation -> rejected; else any unverified schedule -> unverified;
- * else any stopped / not-converged schedule -> certified-fail-closed;
- * else certified-automatic.  No schedules at all is unverified.
- */
-enum verdict check_tally_verdict(const struct check_tally *t);
-
 /* The outcome of one schedule, with one line about it in why
  * (check_outcome.c; check_schedule() calls it). */
 enum schedule_outcome check__outcome(const struct rec_schedule *r,
 				     bool strict, char *why, size_t len);
-
-/* True for the before_/after_ failpoints of a target call. */
-bool check_is_target_call(const char *failpoint);
 
 #endif

@@ -1,6 +1,8 @@
 /*
- * check_outcome.c -- how a schedule ended (its outcome) and how a route's
- * schedules fold into a verdict (check.h).  check.c proves the invariants.
+ * check_outcome.c -- how one schedule ended: its outcome (verdict.h) and
+ * one line about why.  check.c's check_schedule() calls it after proving
+ * the invariants; nothing here calls check.c, and the fold of outcomes
+ * into a route's verdict is verdict.c's.
  *
  * Outcomes are per operation first, then the worst over the schedule:
  * converged < stopped-unprovable < retries-exhausted-by-faults <
@@ -17,57 +19,11 @@
 #include "harness/check/check.h"
 #include "common/put.h"
 
-static const char *const inv_names[INV_COUNT + 1] = {
-	[INV_NO_DUPLICATE] = "no-duplicate",
-	[INV_NO_LOSS] = "no-loss",
-	[INV_FAIL_CLOSED] = "fail-closed",
-	[INV_LEGAL_HISTORY] = "legal-history",
-	[INV_INTENT_CONFLICT] = "intent-conflict-stops-early",
-	[INV_RECONCILE_FIRST] = "reconcile-before-io",
-	[INV_FENCING] = "fencing",
-	[INV_EVIDENCE] = "evidence-agrees",
-	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
-};
-
-static const char *const outcome_names[OUTCOME_COUNT] = {
-	[OUTCOME_CONVERGED] = "converged",
-	[OUTCOME_STOP_EXCUSED] = "stopped-unprovable",
-	[OUTCOME_EXHAUSTED] = "retries-exhausted-by-faults",
-	[OUTCOME_STOPPED] = "stopped-fail-closed",
-	[OUTCOME_NOT_CONVERGED] = "not-converged",
-	[OUTCOME_UNVERIFIED] = "unverified",
-};
-
-const char *invariant_name(int inv)
-{
-	if (inv < 1 || inv > INV_COUNT)
-		return NULL;
-	return inv_names[inv];
-}
-
-const char *outcome_name(enum schedule_outcome o)
-{
-	if ((unsigned)o >= OUTCOME_COUNT)
-		return "unknown";
-	return outcome_names[o];
-}
-
-int outcome_parse(const char *name, enum schedule_outcome *out)
-{
-	for (int o = 0; o < OUTCOME_COUNT; o++) {
-		if (strcmp(outcome_names[o], name) == 0) {
-			*out = (enum schedule_outcome)o;
-			return 0;
-		}
-	}
-	return FC_USAGE;
-}
-
 static bool is_probe_failpoint(const char *fp)
 {
 	size_t n = strlen(fp);
 
-	return check_is_target_call(fp) && n >= 5 &&
+	return fault_failpoint_is_target_call(fp) && n >= 5 &&
 	       strcmp(fp + n - 5, "probe") == 0;
 }
 
@@ -187,24 +143,4 @@ enum schedule_outcome check__outcome(const struct rec_schedule *r,
 	if (worst == OUTCOME_CONVERGED)
 		put(why, len, "every operation COMPLETE");
 	return worst;
-}
-
-void check_tally_add(struct check_tally *t, size_t nviolations,
-		     enum schedule_outcome o)
-{
-	t->schedules++;
-	t->violations += nviolations;
-	if ((unsigned)o < OUTCOME_COUNT)
-		t->by_outcome[o]++;
-}
-
-enum verdict check_tally_verdict(const struct check_tally *t)
-{
-	if (t->violations)
-		return VERDICT_REJECTED;
-	if (!t->schedules || t->by_outcome[OUTCOME_UNVERIFIED])
-		return VERDICT_UNVERIFIED;
-	if (t->by_outcome[OUTCOME_STOPPED] || t->by_outcome[OUTCOME_NOT_CONVERGED])
-		return VERDICT_CERTIFIED_FAIL_CLOSED;
-	return VERDICT_CERTIFIED_AUTOMATIC;
 }

@@ -43,6 +43,11 @@
  * Usage: explorer_next() hands out jobs in a stable order; jobs with
  * wants_trace must be answered with explorer_feed() before later waves
  * appear.  Ownership: jobs and their strings belong to the explorer.
+ *
+ * Owns: the waves and the order jobs come in (a run is reproducible from
+ * its seed).  It sits on the schedule string and the record (schedule.h,
+ * record.h) and calls nothing of the loader.  Who includes it:
+ * harness/certify (and tests/).
  */
 #ifndef FENCECERT_EXPLORE_H
 #define FENCECERT_EXPLORE_H

@@ -4,8 +4,16 @@
  * orchestrator.c writes a record while it runs a schedule (attempts,
  * failpoints hit, faults applied, target observations) and, at the end,
  * reads the journal and the surviving evidence into it.  check.c proves the
- * invariants from it alone (no I/O), and harness/certify/report_json.c prints it, so
- * a test can build a record by hand and check it.
+ * invariants from it alone (no I/O), and harness/certify/report_json.c
+ * prints it, so a test can build a record by hand and check it.
+ *
+ * Owns: the record's types and their release (record.c); it calls nothing
+ * else of the model.  Who includes it: harness/run (which writes records),
+ * harness/check and harness/certify (which read them) and tests/; never
+ * reports/, which reads the printed report instead.
+ *
+ * Invariant: a record is plain data -- no handle, no fd, no pointer into
+ * another object -- so it can be built, checked and freed anywhere.
  *
  * Times: *_ms fields are monotonic ms relative to the schedule's start;
  * *_wall_ms fields are Unix ms, comparable with journal timestamps.

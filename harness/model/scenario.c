@@ -1,8 +1,11 @@
 /*
  * scenario.c -- load a certification suite (YAML) into struct suite: the
- * file, the suite header, routes, workload and orchestrator; the scenarios
- * themselves are parsed in scenario_faults.c, the typed node access lives in
- * scenario_yaml.c.  Also the name tables and template expansion.
+ * file, the suite header, services, proxies, routes, workload and
+ * orchestrator, and the `expect:` words; the scenarios themselves are
+ * parsed in scenario_faults.c, the typed node access lives in
+ * scenario_yaml.c, templates are checked by scenario_template.c and the
+ * finished suite is suite.c's.  Nothing in the model calls back into this
+ * file: it is the top of the loader.
  *
  * Invariants:
  *   1. suite_load*() either returns a fully validated suite (every default
@@ -16,6 +19,10 @@
  *      for its version, not for a key this reader does not know.
  *   4. The digest covers the file's exact bytes, so a report names exactly
  *      the suite it ran.
+ *   5. Service, proxy and route names are unique and follow the name rule,
+ *      so a schedule string can carry them ("=NAME"); a proxy's upstream is
+ *      a template that may name services and environment variables but not
+ *      a proxy (a proxy in front of itself).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +47,7 @@ static const char *const route_keys[] = {
 	"fork_server", NULL,
 };
 static const char *const observe_keys[] = { "sql", "command", NULL };
+static const char *const proxy_keys[] = { "name", "upstream", NULL };
 static const char *const workload_keys[] = {
 	"operations", "rows_per_operation", "seed", "strategy", "table", NULL,
 };
@@ -48,33 +56,6 @@ static const char *const orchestrator_keys[] = {
 };
 static const char *const strategies[] = { "append", "replace", "upsert", NULL };
 
-static const char *const action_names[FAULT_ACTION_COUNT] = {
-	[FAULT_KILL] = "kill",
-	[FAULT_PAUSE] = "pause",
-	[FAULT_FAIL] = "fail",
-	[FAULT_LOSE_XCOM] = "lose_xcom",
-	[FAULT_LOSE_POD] = "lose_pod",
-	[FAULT_CHANGE_SOURCE] = "change_source",
-	[FAULT_STOP_MEMBER] = "stop_member",
-	[FAULT_START_MEMBER] = "start_member",
-	[FAULT_SYSCALL] = "syscall",
-	[FAULT_RECOVER] = "recover",
-	[FAULT_CUT_AFTER_COMMIT] = "cut_after_commit",
-	[FAULT_HOLD_COMMIT] = "hold_commit",
-	[FAULT_REFUSE] = "refuse",
-	[FAULT_DELAY] = "delay",
-};
-static const char *const decision_names[] = {
-	[DECIDE_MARK_COMMITTED] = "mark-committed",
-	[DECIDE_MARK_FAILED_PRE_COMMIT] = "mark-failed-pre-commit",
-};
-#define DECISION_COUNT (sizeof(decision_names) / sizeof(decision_names[0]))
-static const char *const verdict_names[VERDICT_COUNT] = {
-	[VERDICT_CERTIFIED_AUTOMATIC] = "certified-automatic",
-	[VERDICT_CERTIFIED_FAIL_CLOSED] = "certified-fail-closed",
-	[VERDICT_REJECTED] = "rejected",
-	[VERDICT_UNVERIFIED] = "unverified",
-};
 static const char *const expectation_names[] = {
 	[EXPECT_CERTIFIED] = "certified",
 	[EXPECT_CERTIFIED_AUTOMATIC] = "certified-automatic",
@@ -85,92 +66,6 @@ static const char *const expectation_names[] = {
 
 /* ---- names ---------------------------------------------------------- */
 
-const char *fault_action_name(enum fault_action a)
-{
-	if ((unsigned)a >= FAULT_ACTION_COUNT)
-		return "unknown";
-	return action_names[a];
-}
-
-int fault_action_parse(const char *name, enum fault_action *out)
-{
-	for (unsigned a = 0; a < FAULT_ACTION_COUNT; a++) {
-		if (strcmp(name, action_names[a]) == 0) {
-			*out = (enum fault_action)a;
-			return 0;
-		}
-	}
-	return FC_USAGE;
-}
-
-bool fault_is_member_action(enum fault_action a)
-{
-	return a == FAULT_STOP_MEMBER || a == FAULT_START_MEMBER;
-}
-
-bool fault_is_proxy_action(enum fault_action a)
-{
-	return a == FAULT_CUT_AFTER_COMMIT || a == FAULT_HOLD_COMMIT ||
-	       a == FAULT_REFUSE || a == FAULT_DELAY;
-}
-
-bool fault_at_failpoint(const struct fault *f)
-{
-	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
-		return f->failpoint[0] != '\0';
-	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-	       f->action == FAULT_FAIL;
-}
-
-const struct service_spec *suite_service(const struct suite *s,
-					 const char *name)
-{
-	const struct service_spec *only = NULL;
-	size_t netcd = 0;
-
-	for (size_t i = 0; i < s->nservices; i++) {
-		const struct service_spec *sv = &s->services[i];
-		if (name && *name && strcmp(sv->name, name) == 0)
-			return sv;
-		if (sv->kind == SERVICE_ETCD && netcd++ == 0)
-			only = sv;
-	}
-	return (!name || !*name) && netcd == 1 ? only : NULL;
-}
-
-const char *operator_decision_name(enum operator_decision d)
-{
-	return (unsigned)d < DECISION_COUNT ? decision_names[d] : NULL;
-}
-
-int operator_decision_parse(const char *name, enum operator_decision *out)
-{
-	for (unsigned d = 1; d < DECISION_COUNT; d++) {
-		if (strcmp(name, decision_names[d]) == 0) {
-			*out = (enum operator_decision)d;
-			return 0;
-		}
-	}
-	return FC_USAGE;
-}
-
-bool scenario_applies_to(const struct scenario *sc, const char *route)
-{
-	if (!sc->routes)
-		return true;
-	for (char **r = sc->routes; *r; r++)
-		if (strcmp(*r, route) == 0)
-			return true;
-	return false;
-}
-
-const char *verdict_name(enum verdict v)
-{
-	if ((unsigned)v >= VERDICT_COUNT)
-		return "unknown";
-	return verdict_names[v];
-}
-
 const char *expectation_name(enum expectation e)
 {
 	if ((unsigned)e >= EXPECTATION_COUNT)
@@ -178,48 +73,13 @@ const char *expectation_name(enum expectation e)
 	return expectation_names[e];
 }
 
-bool expectation_met(enum expectation e, enum verdict v)
-{
-	switch (e) {
-	case EXPECT_CERTIFIED:
-		return v == VERDICT_CERTIFIED_AUTOMATIC ||
-		       v == VERDICT_CERTIFIED_FAIL_CLOSED;
-	case EXPECT_CERTIFIED_AUTOMATIC:
-		return v == VERDICT_CERTIFIED_AUTOMATIC;
-	case EXPECT_CERTIFIED_FAIL_CLOSED:
-		return v == VERDICT_CERTIFIED_FAIL_CLOSED;
-	case EXPECT_REJECTED:
-		return v == VERDICT_REJECTED;
-	}
-	return false;
-}
-
 /* ---- routes --------------------------------------------------------- */
-
-int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
-		       char buf[SCENARIO_NAME_MAX])
-{
-	if (scenario__get_strbuf(c, n, key, buf, SCENARIO_NAME_MAX) < 0)
-		return FC_USAGE;
-	for (const char *p = buf; *p; p++) {
-		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			  (*p >= '0' && *p <= '9') ||
-			  (p != buf && (*p == '.' || *p == '_' || *p == '-'));
-		if (!ok)
-			return scenario__error(c, n,
-					       "'%s' must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
-					       key);
-	}
-	if (!buf[0])
-		return scenario__error(c, n, "'%s' must not be empty", key);
-	return 0;
-}
 
 static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
 {
 	char msg[256];
 
-	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
+	if (scenario_template_check(c->suite, s, msg, sizeof(msg)) < 0)
 		return scenario__error(c, n, "%s", msg);
 	return 0;
 }
@@ -490,6 +350,65 @@ static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
 	return 0;
 }
 
+/* ---- proxies -------------------------------------------------------- */
+
+/* Fault proxies (tcp_proxy.h) that every schedule starts in front of a
+ * server, named in templates as {proxy:NAME} and in faults as `proxy:
+ * NAME` (invariant 5). */
+static int parse_proxy(struct yctx *c, yaml_node_t *n, struct proxy_spec *px)
+{
+	char msg[256];
+	yaml_node_t *v;
+
+	px->line = (int)n->start_mark.line + 1;
+	px->column = (int)n->start_mark.column + 1;
+	if (scenario__map_check(c, n, proxy_keys, "proxy") < 0 ||
+	    scenario__map_need(c, n, "name", "proxy", &v) < 0 ||
+	    scenario__get_name(c, v, "name", px->name) < 0 ||
+	    scenario__map_need(c, n, "upstream", "proxy", &v) < 0 ||
+	    scenario__get_strdup(c, v, "upstream", &px->upstream) < 0)
+		return FC_USAGE;
+	if (!px->upstream[0])
+		return scenario__error(c, v, "'upstream' must not be empty");
+	if (strstr(px->upstream, "{proxy:"))
+		return scenario__error(c, v, "a proxy's upstream cannot be a proxy");
+	if (scenario_template_check(c->suite, px->upstream, msg, sizeof(msg)) < 0)
+		return scenario__error(c, v, "%s", msg);
+	return 0;
+}
+
+static int parse_proxies(struct yctx *c, yaml_node_t *list, struct suite *s)
+{
+	size_t count;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'proxies' must be a list, got %s",
+				       scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (count > SUITE_MAX_PROXIES)
+		return scenario__error(c, list, "'proxies' has more than %d entries",
+				       SUITE_MAX_PROXIES);
+	s->proxies = calloc(count ? count : 1, sizeof(*s->proxies));
+	if (!s->proxies) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
+		struct proxy_spec *px = &s->proxies[i];
+
+		s->nproxies = i + 1; /* so suite_free releases a half-built one */
+		if (!n || parse_proxy(c, n, px) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->proxies[j].name, px->name) == 0)
+				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
+						       "duplicate proxy name '%s' (first at line %d)",
+						       px->name, s->proxies[j].line);
+	}
+	return 0;
+}
+
 /* ---- workload and orchestrator -------------------------------------- */
 
 static int opt_int(struct yctx *c, yaml_node_t *map, const char *key,
@@ -600,7 +519,7 @@ static int parse_suite(struct yctx *c, yaml_node_t *root, struct suite *s)
 		return FC_USAGE;
 	/* proxies next: their upstream may name a service, routes name them */
 	if ((v = scenario__map_get(c, root, "proxies", NULL)) &&
-	    scenario__parse_proxies(c, v, s) < 0)
+	    parse_proxies(c, v, s) < 0)
 		return FC_USAGE;
 	if (scenario__map_need(c, root, "routes", "suite", &v) < 0 ||
 	    parse_routes(c, v, s) < 0)
@@ -773,30 +692,4 @@ int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
 	rc = suite_load_buffer(path, buf, got, out, err, errlen);
 	free(buf);
 	return rc;
-}
-
-void suite_free(struct suite *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->nroutes; i++) {
-		struct route_spec *r = &s->routes[i];
-
-		scenario__strv_free(r->command);
-		free(r->journal);
-		free(r->target);
-		free(r->observe_sql);
-		scenario__strv_free(r->observe_command);
-		scenario__strv_free(r->env);
-	}
-	free(s->routes);
-	free(s->services);
-	for (size_t i = 0; i < s->nproxies; i++)
-		free(s->proxies[i].upstream);
-	free(s->proxies);
-	for (size_t i = 0; i < s->nscenarios; i++)
-		scenario__scenario_release(&s->scenarios[i]);
-	free(s->scenarios);
-	free(s->path);
-	free(s);
 }

@@ -1,7 +1,7 @@
 /*
  * scenario.h -- the certification suite model: what a suite YAML file says,
- * after parsing and validation (scenario.c, libyaml).  See
- * docs/scenario-format.md for the file format.
+ * after parsing and validation.  See docs/scenario-format.md for the file
+ * format.
  *
  * A suite names routes (the programs to certify), one workload (generated
  * deterministically from a seed), an orchestrator policy (Airflow-like) and
@@ -9,6 +9,17 @@
  * request that explore.c expands into many schedules.  A schedule is one
  * concrete, reproducible list of faults (struct fault) and has a compact
  * string form (schedule.h).
+ *
+ * Owns: the suite's types and the functions below, grouped by the file
+ * that implements them: loading (scenario.c and its helpers, behind
+ * scenario_impl.h), the loaded suite (suite.c), templates
+ * (scenario_template.c).  The faults themselves and their names are
+ * fault.h's, included here.  Verdicts are not the model's: the checker's
+ * verdict module (harness/check/verdict.h) owns them.
+ *
+ * Who includes it: anything in harness/ at or above harness/model, and
+ * cli/ (ci/check-layers); never reports/, which reads what the harness
+ * wrote, not the suite.
  *
  * Ownership: suite_load() returns one heap object; suite_free() releases it
  * and everything inside.  Strings inside are owned by the suite.
@@ -21,93 +32,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
-
-#define SCENARIO_NAME_MAX 128
-#define FAILPOINT_NAME_MAX 64
-#define FAULT_RULE_MAX 256 /* a syscall fault's rule string, '\0' included */
-
-enum fault_action {
-	FAULT_KILL,          /* SIGKILL the attempt's process group at a failpoint */
-	FAULT_PAUSE,         /* SIGSTOP at a failpoint; SIGCONT per `resume` */
-	FAULT_FAIL,          /* answer 'f' at a failpoint */
-	FAULT_LOSE_XCOM,     /* wipe the XCom dir(s) after an attempt */
-	FAULT_LOSE_POD,      /* wipe the attempt's run dir after an attempt */
-	FAULT_CHANGE_SOURCE, /* rewrite the source partition after an attempt */
-	FAULT_STOP_MEMBER,   /* stop one member of an etcd service */
-	FAULT_START_MEMBER,  /* start it again (waits until it serves) */
-	FAULT_SYSCALL,       /* a seccomp rule (`rule`) active during an attempt */
-	FAULT_RECOVER,       /* an operator's `fencecert recover apply` after an
-				attempt, then the task is cleared */
-	FAULT_CUT_AFTER_COMMIT, /* proxy: relay a COMMIT, cut before its answer */
-	FAULT_HOLD_COMMIT,   /* proxy: hold a COMMIT until the next try ended */
-	FAULT_REFUSE,        /* proxy: reset and refuse every connection */
-	FAULT_DELAY,         /* proxy: delay every client message */
-	FAULT_ACTION_COUNT
-};
-
-/* What the operator of a recover fault decides (`recover apply --action`). */
-enum operator_decision {
-	DECIDE_NONE,
-	DECIDE_MARK_COMMITTED,          /* "mark-committed" */
-	DECIDE_MARK_FAILED_PRE_COMMIT,  /* "mark-failed-pre-commit" */
-};
-
-/* When a paused (zombie) attempt is resumed. */
-enum fault_resume {
-	RESUME_AFTER_NEXT_ATTEMPT, /* once the next try has ended (default) */
-	RESUME_AT_NEXT_FAILPOINT,  /* when the next try reaches `resume_at` */
-	RESUME_NEVER,              /* killed at the end of the schedule */
-};
-
-#define MEMBER_NAME_MAX 32
-
-/*
- * stop_member/start_member happen at a failpoint (failpoint, attempt, hit,
- * like kill) or between tries (after_attempt, like lose_xcom): which one is
- * told by fault_at_failpoint().
- */
-struct fault {
-	enum fault_action action;
-	int attempt;          /* try number it applies to (at a failpoint) */
-	int after_attempt;    /* between tries (lose_xcom, lose_pod,
-				 change_source, recover, member actions):
-				 after try N */
-	char failpoint[FAILPOINT_NAME_MAX]; /* at a failpoint */
-	int hit;              /* the N-th hit of failpoint in that attempt; >= 1 */
-	int operation;        /* 1-based operation index; 0 = every operation */
-	/* FAULT_SYSCALL: an inject_seccomp rule string ("fsync#2:kill_after@
-	 * {dir}/journal.db", inject_seccomp.h) whose glob may hold "{dir}";
-	 * applied to try `attempt`.  Never contains ';'. */
-	char rule[FAULT_RULE_MAX];
-	enum fault_resume resume;
-	char resume_at[FAILPOINT_NAME_MAX]; /* RESUME_AT_NEXT_FAILPOINT */
-	char member[MEMBER_NAME_MAX];       /* stop/start_member: "m2" */
-	char service[SCENARIO_NAME_MAX];    /* its service; "" = the suite's
-					       only etcd service */
-	enum operator_decision decision; /* recover only */
-	bool force;           /* recover: apply --force */
-	bool wrong_target;    /* recover: the operator probes a look-alike
-				 target that holds no fence of the operation */
-	char proxy[SCENARIO_NAME_MAX];      /* proxy actions: the proxy */
-	int delay_ms;         /* delay: per client message */
-	int line, column;     /* source position, 0 when built by code */
-};
-
-/* True when f happens at a failpoint of an attempt (kill, pause, fail,
- * and member actions given a failpoint), false between tries. */
-bool fault_at_failpoint(const struct fault *f);
-bool fault_is_member_action(enum fault_action a);
-
-/*
- * Proxy actions apply during try `attempt` (all of it), through the
- * suite's proxy `proxy`: cut_after_commit and hold_commit at the hit-th
- * COMMIT of that try, delay to every message, refuse from the try's start
- * or, given a failpoint, from its hit-th HIT on (fault_at_failpoint()).
- */
-bool fault_is_proxy_action(enum fault_action a);
-
-/* Bit set of fault actions, for explore.actions. */
-#define FAULT_BIT(a) (1u << (unsigned)(a))
+#include "harness/model/fault.h"
 
 struct explore_spec {
 	bool failpoints_all;     /* failpoints: all */
@@ -138,16 +63,10 @@ struct scenario {
 	int line, column;
 };
 
-enum verdict {
-	VERDICT_CERTIFIED_AUTOMATIC,
-	VERDICT_CERTIFIED_FAIL_CLOSED,
-	VERDICT_REJECTED,
-	VERDICT_UNVERIFIED,
-	VERDICT_COUNT
-};
-
-/* What a route is expected to get; EXPECT_CERTIFIED accepts either
- * certified-* verdict (the default). */
+/* What a route is expected to get (`expect:`); EXPECT_CERTIFIED accepts
+ * either certified-* verdict (the default).  The checker's verdict module
+ * (harness/check/verdict.h, verdict_meets()) says which verdict meets
+ * which expectation, by these names. */
 enum expectation {
 	EXPECT_CERTIFIED,
 	EXPECT_CERTIFIED_AUTOMATIC,
@@ -220,6 +139,8 @@ struct suite {
 	size_t nscenarios;
 };
 
+/* ---- loading (scenario.c, scenario_faults.c, scenario_yaml.c) ---- */
+
 /*
  * Parse and validate a suite file.  On error returns FC_USAGE (bad content)
  * or FC_IO (unreadable) with err = "FILE:LINE:COLUMN: message" (1-based line
@@ -232,17 +153,26 @@ int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
 int suite_load_buffer(const char *name, const char *buf, size_t len,
 		      struct suite **out, char *err, size_t errlen) FC_MUST_CHECK;
 
+/* "certified", "certified-automatic", ...: the words of `expect:`. */
+const char *expectation_name(enum expectation e);
+
+/* ---- the loaded suite (suite.c) ------------------------------------ */
+
 void suite_free(struct suite *s); /* NULL is a no-op */
 
-const char *fault_action_name(enum fault_action a); /* "kill", "lose_xcom", ... */
-int fault_action_parse(const char *name, enum fault_action *out);
-/* "mark-committed", "mark-failed-pre-commit"; NULL for DECIDE_NONE. */
-const char *operator_decision_name(enum operator_decision d);
-/* 0, or FC_USAGE for another name. */
-int operator_decision_parse(const char *name, enum operator_decision *out);
-const char *verdict_name(enum verdict v);           /* "certified-automatic", ... */
-const char *expectation_name(enum expectation e);   /* "certified", "rejected", ... */
-bool expectation_met(enum expectation e, enum verdict v);
+/* The suite's service named `name` ("" or NULL: its only etcd service),
+ * or NULL. */
+const struct service_spec *suite_service(const struct suite *s,
+					 const char *name);
+
+/* The suite's proxy named `name`, or NULL. */
+const struct proxy_spec *suite_proxy(const struct suite *s, const char *name);
+
+/* Whether scenario sc runs against the route named `route` (its `routes:`
+ * list, or every route when it has none). */
+bool scenario_applies_to(const struct scenario *sc, const char *route);
+
+/* ---- templates (scenario_template.c) ------------------------------- */
 
 /* What a template's placeholders become for one schedule. */
 struct template_vars {
@@ -255,25 +185,23 @@ struct template_vars {
 	const char *(*proxy)(const void *ctx, const char *name);
 	const void *proxy_ctx;
 };
-/* Whether scenario sc runs against the route named `route` (its `routes:`
- * list, or every route when it has none). */
-bool scenario_applies_to(const struct scenario *sc, const char *route);
 
 /*
- * Expand "{dir}", "{schedule_id}", "{service:NAME}" and "{env:NAME}" in a
- * template into out (heap, caller frees).  A placeholder without a value
- * here (an unset environment variable, a service not running) is FC_USAGE
- * with a message.
+ * Expand "{dir}", "{schedule_id}", "{service:NAME}", "{proxy:NAME}" and
+ * "{env:NAME}" in a template into out (heap, caller frees).  A placeholder
+ * without a value here (an unset environment variable, a service not
+ * running) is FC_USAGE with a message.
  */
 int scenario_expand(const char *tmpl, const struct template_vars *v,
 		    char **out, char *err, size_t errlen) FC_MUST_CHECK;
 
-/* The suite's service named `name` ("" or NULL: its only etcd service),
- * or NULL. */
-const struct service_spec *suite_service(const struct suite *s,
-					 const char *name);
-
-/* The suite's proxy named `name`, or NULL. */
-const struct proxy_spec *suite_proxy(const struct suite *s, const char *name);
+/*
+ * Check a template without expanding it: its syntax, and {service:NAME} /
+ * {proxy:NAME} against s's services and proxies when s is not NULL
+ * ({env:NAME} is looked up only when expanding).  0, or FC_USAGE with a
+ * message naming the placeholder.
+ */
+int scenario_template_check(const struct suite *s, const char *tmpl,
+			    char *err, size_t errlen) FC_MUST_CHECK;
 
 #endif

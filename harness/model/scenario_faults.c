@@ -53,25 +53,6 @@ struct fault_bounds {
 	int operations;
 };
 
-bool scenario__failpoint_valid(const char *name, size_t len)
-{
-	static const char *const reserved[] = { "next", "never", "clean", "all", NULL };
-
-	if (len == 0 || len >= FAILPOINT_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = name[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_'))
-			return false;
-	}
-	for (const char *const *r = reserved; *r; r++)
-		if (strlen(*r) == len && memcmp(*r, name, len) == 0)
-			return false;
-	return true;
-}
-
 static int get_failpoint(struct yctx *c, yaml_node_t *n, const char *key,
 			 char buf[FAILPOINT_NAME_MAX])
 {
@@ -79,7 +60,7 @@ static int get_failpoint(struct yctx *c, yaml_node_t *n, const char *key,
 
 	if (scenario__get_str(c, n, key, &name) < 0)
 		return FC_USAGE;
-	if (!scenario__failpoint_valid(name, strlen(name)))
+	if (!fault_failpoint_valid(name, strlen(name)))
 		return scenario__error(c, n,
 				       "'%.40s' is not a failpoint name (1 to %d of [A-Za-z0-9_], not next/never/clean/all)",
 				       name, FAILPOINT_NAME_MAX - 1);
@@ -547,7 +528,7 @@ static int check_path_glob(struct yctx *c, yaml_node_t *n, const char *s)
 
 	if (!*s || strchr(s, ';'))
 		return scenario__error(c, n, "a path glob must be non-empty and hold no ';'");
-	if (scenario__template_check(c->suite, s, msg, sizeof(msg)) < 0)
+	if (scenario_template_check(c->suite, s, msg, sizeof(msg)) < 0)
 		return scenario__error(c, n, "%s", msg);
 	return 0;
 }
@@ -690,19 +671,6 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 	if (explore)
 		return parse_explore(c, explore, sc);
 	return 0;
-}
-
-void scenario__scenario_release(struct scenario *sc)
-{
-	free(sc->faults);
-	scenario__strv_free(sc->routes);
-	if (sc->explore) {
-		scenario__strv_free(sc->explore->failpoints);
-		scenario__strv_free(sc->explore->syscalls);
-		scenario__strv_free(sc->explore->sys_actions);
-		scenario__strv_free(sc->explore->sys_paths);
-	}
-	free(sc->explore);
 }
 
 int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list, struct suite *s)

@@ -1,8 +1,16 @@
 /*
- * scenario_impl.h -- what the suite loader's files share: the YAML walking
- * context and its typed accessors (scenario_yaml.c), and the name/template
- * rules schedule.c also enforces.  Only scenario.c, scenario_yaml.c and
- * schedule.c include this file.
+ * scenario_impl.h -- what the files of the suite loader share: the YAML
+ * walking context and its typed accessors (scenario_yaml.c), the loader's
+ * limits, and two entry points between its files.
+ *
+ * Who includes it: the loader's files only -- scenario.c (the file, the
+ * suite header, services, proxies, routes, workload, orchestrator),
+ * scenario_faults.c (the `scenarios:` list), scenario_yaml.c (node
+ * access), scenario_template.c (the env-name rule and the output limit)
+ * and suite.c (to free the string vectors the accessors build).  Inside
+ * the loader calls point one way: scenario.c -> scenario_faults.c ->
+ * schedule.c, scenario_template.c, suite.c, fault.c; every file may use
+ * scenario_yaml.c, which calls none of them.
  *
  * The loader walks a libyaml document (yaml_parser_load) guided by the
  * schema, never by the shape of the document, so recursion depth is the
@@ -26,6 +34,7 @@
 #define SUITE_VISIT_BUDGET 1000000    /* node visits, aliases included */
 #define SUITE_MAX_ROUTES 64
 #define SUITE_MAX_SERVICES 8
+#define SUITE_MAX_PROXIES 8
 #define SUITE_MAX_SCENARIOS 4096
 #define SCENARIO_MAX_FAULTS 32        /* and the schedule string must fit */
 #define ARGV_MAX 256                  /* command and observe.command entries */
@@ -106,37 +115,22 @@ int scenario__get_strv(struct yctx *c, yaml_node_t *n, const char *key,
 /* Free a NULL-terminated string vector (NULL is a no-op). */
 void scenario__strv_free(char **v);
 
-/* A failpoint name: 1..FAILPOINT_NAME_MAX-1 of [A-Za-z0-9_], and not one of
- * the schedule keywords "next", "never", "clean", "all" (scenario_faults.c;
- * schedule.c applies the same rule to strings). */
-bool scenario__failpoint_valid(const char *name, size_t len);
-
-/* Check a template without expanding it ({service:NAME} against s's
- * services when s is not NULL); 0 or FC_USAGE with a message naming the
- * placeholder. */
-/* NAME of {env:NAME} (and of a service's env): [A-Za-z_][A-Za-z0-9_]*. */
-bool scenario__env_name_valid(const char *s, size_t len);
-
-int scenario__template_check(const struct suite *s, const char *tmpl,
-			     char *err, size_t errlen) FC_MUST_CHECK;
-
-/* A route, scenario or suite name: [A-Za-z0-9][A-Za-z0-9._-]*, shorter
- * than SCENARIO_NAME_MAX; checked and copied into buf. */
+/* A suite, route, scenario, service or proxy name:
+ * [A-Za-z0-9][A-Za-z0-9._-]*, shorter than SCENARIO_NAME_MAX; checked and
+ * copied into buf. */
 int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
 		       char buf[SCENARIO_NAME_MAX])
 	FC_MUST_CHECK;
 
-/* The `scenarios:` list (scenario_faults.c).  Needs s->workload and
- * s->orchestrator already parsed: faults are checked against them. */
+/* NAME of {env:NAME} (and of a route's env key, a service's env, a table):
+ * [A-Za-z_][A-Za-z0-9_]* (scenario_template.c). */
+bool scenario__env_name_valid(const char *s, size_t len);
+
+/* The `scenarios:` list (scenario_faults.c).  Needs s->workload,
+ * s->orchestrator, s->services and s->proxies already parsed: faults are
+ * checked against them. */
 int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list,
 			      struct suite *s)
 	FC_MUST_CHECK;
-
-/* The `proxies:` list (scenario_proxies.c).  Needs s->services parsed. */
-int scenario__parse_proxies(struct yctx *c, yaml_node_t *list,
-			    struct suite *s) FC_MUST_CHECK;
-
-/* Release what one scenario owns (not the struct itself). */
-void scenario__scenario_release(struct scenario *sc);
 
 #endif

@@ -1,7 +1,10 @@
 /*
  * scenario_template.c -- the placeholders of route templates ({dir},
  * {schedule_id}, {env:VAR}, {service:NAME}, {proxy:NAME}): checked when a
- * suite is loaded, expanded when a schedule runs.
+ * suite is loaded (scenario_template_check(), by the loader and by
+ * schedule.c for a syscall rule's glob), expanded when a schedule runs
+ * (scenario_expand()).  It looks names up in the loaded suite (suite.c)
+ * and calls nothing else of the model.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +159,7 @@ static int template_walk(const char *tmpl, const struct suite *s,
 	return 0;
 }
 
-int scenario__template_check(const struct suite *s, const char *tmpl,
+int scenario_template_check(const struct suite *s, const char *tmpl,
 			     char *err, size_t errlen)
 {
 	return template_walk(tmpl, s, NULL, NULL, err, errlen);

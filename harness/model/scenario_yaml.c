@@ -1,6 +1,8 @@
 /*
  * scenario_yaml.c -- typed, position-aware access to a libyaml document for
- * the suite loader (scenario.c).
+ * the suite loader (scenario.c, scenario_faults.c), including the name
+ * rule of suites, routes, scenarios, services and proxies.  It calls no
+ * other file of the model.
  *
  * Invariants:
  *   1. Every error names the node it is about: "FILE:LINE:COLUMN: message",
@@ -263,6 +265,25 @@ int scenario__get_strdup(struct yctx *c, yaml_node_t *n, const char *key,
 }
 
 /* Plain decimal digits, optionally negative, no leading zeros. */
+int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
+		       char buf[SCENARIO_NAME_MAX])
+{
+	if (scenario__get_strbuf(c, n, key, buf, SCENARIO_NAME_MAX) < 0)
+		return FC_USAGE;
+	for (const char *p = buf; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') ||
+			  (p != buf && (*p == '.' || *p == '_' || *p == '-'));
+		if (!ok)
+			return scenario__error(c, n,
+					       "'%s' must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
+					       key);
+	}
+	if (!buf[0])
+		return scenario__error(c, n, "'%s' must not be empty", key);
+	return 0;
+}
+
 static bool decimal_syntax(const yaml_node_t *n, bool allow_minus)
 {
 	const yaml_char_t *s = n->data.scalar.value;

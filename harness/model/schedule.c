@@ -21,7 +21,6 @@
 
 #include "harness/inject/inject_seccomp.h"
 #include "harness/model/schedule.h"
-#include "harness/model/scenario_impl.h"
 
 #define NUMBER_MAX 1000000
 
@@ -142,8 +141,8 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 		return snprintf(buf, size, "%c@%d%s%s", letter, f->after_attempt,
 				op, member);
 	}
-	if (!scenario__failpoint_valid(f->failpoint,
-				       strnlen(f->failpoint, FAILPOINT_NAME_MAX)) ||
+	if (!fault_failpoint_valid(f->failpoint,
+				   strnlen(f->failpoint, FAILPOINT_NAME_MAX)) ||
 	    f->attempt < 1 || f->attempt > NUMBER_MAX || f->hit < 1 ||
 	    f->hit > NUMBER_MAX)
 		return FC_USAGE;
@@ -158,8 +157,8 @@ static int format_one(const struct fault *f, char *buf, size_t size)
 			strcpy(resume, ">never");
 			break;
 		case RESUME_AT_NEXT_FAILPOINT:
-			if (!scenario__failpoint_valid(f->resume_at,
-						       strnlen(f->resume_at, FAILPOINT_NAME_MAX)))
+			if (!fault_failpoint_valid(f->resume_at,
+						   strnlen(f->resume_at, FAILPOINT_NAME_MAX)))
 				return FC_USAGE;
 			snprintf(resume, sizeof(resume), ">%s", f->resume_at);
 			break;
@@ -267,7 +266,7 @@ static int parse_name(struct cursor *c, char buf[FAILPOINT_NAME_MAX])
 	while (name_char(*c->p))
 		c->p++;
 	len = (size_t)(c->p - start);
-	if (!scenario__failpoint_valid(start, len)) {
+	if (!fault_failpoint_valid(start, len)) {
 		c->p = start;
 		return fail(c, "a failpoint name (1 to 63 of [A-Za-z0-9_], not next/never/clean/all)");
 	}
@@ -577,7 +576,7 @@ int schedule_rule_check(const char *rule, char *err, size_t errlen)
 		return FC_USAGE;
 	}
 	glob = strchr(rule, '@');
-	if (glob && scenario__template_check(NULL, glob + 1, err, errlen) < 0)
+	if (glob && scenario_template_check(NULL, glob + 1, err, errlen) < 0)
 		return FC_USAGE;
 	if (inject_seccomp_plan_new(&p) < 0) {
 		snprintf(err, errlen, "out of memory");

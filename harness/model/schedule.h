@@ -3,7 +3,15 @@
  *
  * A schedule is the list of faults one run applies.  Its string form is what
  * reports print and `fencecert certify --schedule STRING` replays, so it must
- * round-trip exactly: schedule_parse(schedule_format(f)) == f.
+ * round-trip exactly: schedule_parse(schedule_format(f)) == f (schedule.c
+ * states this and its other invariants).
+ *
+ * Owns: the string form and the one-letter action names; the faults and
+ * their long names are fault.h's, the failpoint name rule fault.h's.
+ * schedule.c calls only fault.c and the template checker of the model (a
+ * syscall rule's glob is a template), never the suite loader, so the
+ * loader can use it.  Who includes it: the model (scenario_faults.c,
+ * explore.h, record.h), harness/run, harness/certify and tests/.
  *
  * Grammar (faults separated by ';', no spaces; "clean" = no faults):
  *   ACTION ':' FAILPOINT '@' ATTEMPT ['#' HIT] ['/op' N] ['>' RESUME]

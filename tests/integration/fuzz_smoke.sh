@@ -22,9 +22,9 @@ mkdir -p "$out/corpus" "$out/artifacts"
 # The loader and what it links, compiled directly: the fuzzer needs its own
 # instrumentation, not the Makefile's objects.
 srcs="tests/fuzz/fuzz_scenario.c harness/model/scenario.c harness/model/scenario_yaml.c
-      harness/model/scenario_faults.c harness/model/scenario_proxies.c
-      harness/model/scenario_template.c harness/model/schedule.c harness/inject/inject_seccomp.c
-      journal/identity.c common/error.c"
+      harness/model/scenario_faults.c harness/model/scenario_template.c
+      harness/model/suite.c harness/model/fault.c harness/model/schedule.c
+      harness/inject/inject_seccomp.c journal/identity.c common/error.c"
 # shellcheck disable=SC2086
 "$CLANG" -std=gnu11 -g -O1 -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
