@@ -75,10 +75,10 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void fence_pg__gid_prefix(struct journal *j, const char *op, char *out,
+void fence_pg__gid_prefix(const pg_session *s, const char *op, char *out,
 			  size_t len)
 {
-	snprintf(out, len, "fencecert:%s:%s:", fence_pg__session(j)->schema, op);
+	snprintf(out, len, "fencecert:%s:%s:", pg_session_schema(s), op);
 }
 
 /* Is gid one of op's: the prefix, then the epoch's digits only. */
@@ -96,35 +96,33 @@ static int gid_is_ops(const char *gid, const char *prefix)
 static int read_op(fence *f, const char *sql, const char *op,
 		   const char *what, PGresult **res)
 {
-	struct journal *j = &impl(f)->main;
+	pg_session *s = impl(f)->main;
 
-	if (journal_pg__exec_n(j, sql, op ? 1 : 0, &op, PGRES_TUPLES_OK, what,
-			       res))
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if (pg_session_exec_n(s, sql, op ? 1 : 0, &op, PGRES_TUPLES_OK, what,
+			      res))
+		return fence_pg__fail(f, s, FC_FENCE_UNAVAILABLE);
 	return 0;
 }
 
 /* List (n_out) or resolve (commit 1 / 0) op's prepared transactions. */
 static int prepared_walk(fence *f, const char *op, int action, int *n)
 {
-	struct journal *j = &impl(f)->main;
-	struct pg *p = fence_pg__session(j);
-	char prefix[256], sql[400];
+	pg_session *s = impl(f)->main;
+	char prefix[256], lit[GID_LITERAL_MAX], sql[GID_SQL_MAX];
 	PGresult *res;
 	int rc, done = 0;
 
 	if (n)
 		*n = 0;
-	if ((rc = journal_pg__live(j)))
-		return fence_pg__fail(f, j, rc);
-	fence_pg__gid_prefix(j, op, prefix, sizeof(prefix));
+	if ((rc = pg_session_live(s)))
+		return fence_pg__fail(f, s, rc);
+	fence_pg__gid_prefix(s, op, prefix, sizeof(prefix));
 	if ((rc = read_op(f, "SELECT gid FROM pg_prepared_xacts WHERE database = "
 			  "current_database() AND starts_with(gid, $1) ORDER BY "
 			  "gid", prefix, "list prepared transactions in", &res)))
 		return rc;
 	for (int i = 0; i < PQntuples(res) && !rc; i++) {
 		const char *gid = PQgetvalue(res, i, 0);
-		char *lit;
 
 		if (!gid_is_ops(gid, prefix))
 			continue;
@@ -132,18 +130,17 @@ static int prepared_walk(fence *f, const char *op, int action, int *n)
 			done++;
 			continue;
 		}
-		if (!(lit = PQescapeLiteral(p->conn, gid, strlen(gid)))) {
+		if (pg_session_literal(s, gid, lit, sizeof(lit))) {
 			rc = fence__fail(f, FC_NOMEM, "cannot quote gid '%s'", gid);
 			break;
 		}
 		snprintf(sql, sizeof(sql), "%s PREPARED %s",
 			 action ? "COMMIT" : "ROLLBACK", lit);
-		PQfreemem(lit);
-		rc = journal_pg__exec_n(j, sql, 0, NULL, PGRES_COMMAND_OK,
-					action ? "commit a prepared apply in" :
-					"roll back a prepared apply in", NULL);
+		rc = pg_session_exec_n(s, sql, 0, NULL, PGRES_COMMAND_OK,
+				       action ? "commit a prepared apply in" :
+				       "roll back a prepared apply in", NULL);
 		if (rc)
-			rc = fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+			rc = fence_pg__fail(f, s, FC_FENCE_UNAVAILABLE);
 		else
 			done++;
 	}
@@ -304,15 +301,15 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 	int rc, exists = 0, committed_seen = 0, step = WAIT_STEP_MIN_MS;
 	struct sight seen;
 
-	if ((rc = journal_pg__live(&s->main)))
-		return fence_pg__fail(f, &s->main, rc);
+	if ((rc = pg_session_live(s->main)))
+		return fence_pg__fail(f, s->main, rc);
 	if ((rc = fence_table_exists(f, &exists)))
 		return rc;
 	if (!exists) {
 		out->answer = FENCE_ABSENT;
 		return 0;
 	}
-	deadline = mono_ms() + fence_pg__session(&s->main)->timeout_ms;
+	deadline = mono_ms() + pg_session_timeout_ms(s->main);
 	for (int round = 0;; round++) {
 		if ((rc = prepared_step(f, op)))
 			return rc;
