@@ -53,7 +53,8 @@
  *     until resolved, so prepare(), apply() and the probe first roll it
  *     back (ROLLBACK PREPARED): its attempt is gone, what any reader saw
  *     of it was "absent", and afterwards it provably cannot land.  An
- *     operator may instead commit it (`fencecert recover`).
+ *     operator may instead commit it (`fencecert recover`, through
+ *     fence_resolve_in_doubt()).
  *  6. Tables are created lazily, in their own transaction under an
  *     advisory lock (concurrent CREATE ... IF NOT EXISTS can collide); a
  *     probe never creates them: no fence table means nothing was applied.
@@ -455,7 +456,9 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	return finish(f, epoch, b->operation_id, outcome);
 }
 
-/* The three tables differ in scheme and name only. */
+/* The three tables differ in scheme and name only.  Both kinds resolve
+ * in-doubt transactions: a pg-txn URL may name a schema where pg-2pc
+ * left one, and the operator must still see and end it. */
 #define PG_FENCE_OPS(scheme_, name_) {		\
 	.scheme = scheme_,			\
 	.name = name_,				\
@@ -465,6 +468,9 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	.prepare = pg_prepare,			\
 	.apply = pg_apply,			\
 	.probe = fence_pg__probe,		\
+	.features = FENCE_HAS_IN_DOUBT,		\
+	.in_doubt = fence_pg__in_doubt,		\
+	.resolve_in_doubt = fence_pg__resolve_prepared, \
 }
 
 const struct fence_ops fence_pg_txn_ops = PG_FENCE_OPS("postgresql", "pg-txn");

@@ -55,7 +55,6 @@ struct fence_pg {
 	pg_session *side;      /* records the xid before COMMIT */
 	enum pg_fence_kind kind;
 	int row_only;
-	int hands_off;         /* fence_pg_hands_off() */
 	unsigned long ddl_connection; /* pg_session_connection() of main when
 				       * the tables were made; 0 never */
 	char ddl_table[64];    /* ... with this data table ("" none) */
@@ -75,9 +74,13 @@ void fence_pg__gid_prefix(const pg_session *s, const char *op, char *out,
 			  size_t len);
 
 /* COMMIT PREPARED (commit = 1) or ROLLBACK PREPARED every transaction left
- * prepared for op; *n (if n) receives how many. */
+ * prepared for op; *n (if n) receives how many.  The port's
+ * resolve_in_doubt. */
 int fence_pg__resolve_prepared(fence *f, const char *op, int commit,
 			       int *n);
+
+/* How many transactions of op are left prepared: the port's in_doubt. */
+int fence_pg__in_doubt(fence *f, const char *op, int *n);
 
 int fence_pg__probe(fence *f, const char *op, struct fence_probe *out);
 

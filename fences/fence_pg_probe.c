@@ -42,7 +42,7 @@
  *     safety holds, because that apply is then aborted, found absent and
  *     applied once by the next attempt, at the cost of a retry.)  Ending a
  *     session needs the same role as the route (or pg_signal_backend).
- *  4. fence_pg_hands_off() (recover, `fencecert target probe`) makes the
+ *  4. fence_hands_off() (recover, `fencecert target probe`) makes the
  *     probe decide nothing: it answers UNKNOWN while a transaction is
  *     prepared or in flight, so an operator can still choose.
  *  5. probe=fence-row-only (a control, never certified) skips the xid
@@ -155,6 +155,11 @@ int fence_pg__resolve_prepared(fence *f, const char *op, int commit, int *n)
 	return prepared_walk(f, op, commit ? 1 : 0, n);
 }
 
+int fence_pg__in_doubt(fence *f, const char *op, int *n)
+{
+	return prepared_walk(f, op, -1, n);
+}
+
 int fence_pg_is(const fence *f)
 {
 	return f && (f->ops == &fence_pg_txn_ops || f->ops == &fence_pg_2pc_ops ||
@@ -163,28 +168,7 @@ int fence_pg_is(const fence *f)
 
 void fence_pg_hands_off(fence *f)
 {
-	if (fence_pg_is(f))
-		impl(f)->hands_off = 1;
-}
-
-/* The public calls, for PostgreSQL fences only. */
-static int public_walk(fence *f, const char *op, int action, int *n)
-{
-	if (n)
-		*n = 0;
-	if (!fence_pg_is(f))
-		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
-	return prepared_walk(f, op, action, n);
-}
-
-int fence_pg_prepared(fence *f, const char *op, int *n)
-{
-	return public_walk(f, op, -1, n);
-}
-
-int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
-{
-	return public_walk(f, op, commit ? 1 : 0, n);
+	fence_hands_off(f);
 }
 
 /* What one read of op showed. */
@@ -255,7 +239,7 @@ static int prepared_step(fence *f, const char *op)
 
 	if (s->row_only)
 		return 0;
-	if (!s->hands_off)
+	if (!f->hands_off)
 		return s->kind == PG_FENCE_2PC ?
 		       fence_pg__resolve_prepared(f, op, 0, NULL) : 0;
 	if ((rc = prepared_walk(f, op, -1, &n)))
@@ -326,10 +310,10 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 			out->answer = FENCE_ABSENT;
 			return 0;
 		}
-		if (seen.in_progress && (s->hands_off || mono_ms() >= deadline))
+		if (seen.in_progress && (f->hands_off || mono_ms() >= deadline))
 			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
 					   "of '%s' is still in progress%s: it "
-					   "may still commit", op, s->hands_off ?
+					   "may still commit", op, f->hands_off ?
 					   "" : " after its session was ended");
 		if (seen.in_progress && round == 0 &&
 		    (rc = end_in_flight(f, op)))

@@ -30,7 +30,6 @@
 
 #include <jansson.h>
 
-#include "fences/fence_pg.h"
 #include "journal/journal_json.h"
 #include "common/cli.h"
 #include "recover/recover_impl.h"
@@ -225,7 +224,7 @@ static int resolve_prepared(struct recover_ctx *c)
 {
 	bool commit = c->a->action == RECOVER_COMMIT_PREPARED;
 	enum fence_probe_answer want = commit ? FENCE_APPLIED : FENCE_ABSENT;
-	int n = 0, rc = fence_pg_resolve_prepared(c->f, c->a->op, commit, &n);
+	int n = 0, rc = fence_resolve_in_doubt(c->f, c->a->op, commit, &n);
 
 	if (rc)
 		return cli_fail(rc, "cannot %s the prepared transaction of '%s': "

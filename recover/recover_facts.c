@@ -28,7 +28,6 @@
 
 #include "journal/journal_json.h"
 #include "common/cli.h"
-#include "fences/fence_pg.h"
 #include "recover/recover_impl.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -165,16 +164,17 @@ static int load_entry(struct recover_ctx *c)
 }
 
 /*
- * Is a prepared transaction of op pending?  Only the pg-2pc fence makes
- * them (pg_prepared_xacts); any other target holds none.  A target that
- * cannot say is taken as holding none: the probe is UNKNOWN then anyway.
+ * Is a prepared (in-doubt) transaction of op pending?  Only a fence with
+ * FENCE_HAS_IN_DOUBT can hold one (pg-2pc makes them); any other target
+ * holds none.  A target that cannot say is taken as holding none: the
+ * probe is UNKNOWN then anyway.
  */
 static bool target_has_prepared_txn(struct recover_ctx *c)
 {
 	int n = 0;
 
-	return fence_pg_is(c->f) && fence_pg_prepared(c->f, c->a->op, &n) == 0 &&
-	       n > 0;
+	return (fence_features(c->f) & FENCE_HAS_IN_DOUBT) &&
+	       fence_in_doubt(c->f, c->a->op, &n) == 0 && n > 0;
 }
 
 void recover__probe(struct recover_ctx *c)
@@ -223,8 +223,7 @@ int recover__gather(struct recover_ctx *c)
 	} else {
 		/* Looking must not decide: a prepared transaction stays for
 		 * the operator's commit-prepared or rollback-prepared. */
-		if (fence_pg_is(c->f))
-			fence_pg_hands_off(c->f);
+		fence_hands_off(c->f);
 		recover__probe(c);
 	}
 	recover__settle_facts(c);
