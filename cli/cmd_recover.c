@@ -1,30 +1,45 @@
 /*
- * recover_cli.c -- `fencecert recover`: look at a stopped operation, learn
+ * cmd_recover.c -- `fencecert recover`: look at a stopped operation, learn
  * which actions are safe, and take one, audited.
  *
  *   inspect  entry, lease, history and the fence's probe      (read-only)
  *   plan     which actions are safe now and why               (read-only)
  *   apply    one action, as a CAS on --expect-version, audited
- *            (recover_apply.c)
  *   list     operations that stopped or went stale            (read-only)
  *
- * The decision is recover.c's (no I/O there); the facts are gathered by
- * recover_facts.c.  This file holds the options, the read-only
- * subcommands and their output.  inspect, plan and list never write
- * (recover_facts.c says how).
+ * This file is the command line only: options, help, and one call of the
+ * recovery tool (recover/recover_tool.h) per subcommand, whose exit status
+ * it returns.  What is gathered, decided, printed and written is recover/'s.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
-#include "journal/journal_json.h"
 #include "common/cli.h"
-#include "recover/recover_impl.h"
+#include "journal/states.h"
+#include "recover/recover.h"
+#include "recover/recover_tool.h"
 
-#define DEFAULT_STALE_MS (15LL * 60 * 1000)
+/* The options, as bits: which a subcommand accepts, requires, was given. */
+enum recover_opt {
+	O_JOURNAL = 1u << 0,
+	O_TARGET = 1u << 1,
+	O_OP = 1u << 2,
+	O_JSON = 1u << 3,
+	O_ACTION = 1u << 4,
+	O_EXPECT = 1u << 5,
+	O_ACTOR = 1u << 6,
+	O_REASON = 1u << 7,
+	O_FORCE = 1u << 8,
+	O_STATE = 1u << 9,
+	O_STALE = 1u << 10,
+};
+
+struct recover_args {
+	unsigned seen; /* enum recover_opt bits given on the command line */
+	struct recover_request r;
+};
 
 static const char exit_codes[] =
 	"exit status: 0 ok, 1 other error, 2 NOT_FOUND, 4 the plan refuses the\n"
@@ -55,266 +70,27 @@ static const struct {
 	{ O_JSON, "  --json              JSON on stdout instead of text\n" },
 };
 
-/* ---- inspect ---------------------------------------------------------- */
-
-static json_t *history_json(struct journal_transition *h, size_t n)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < n; i++) {
-		if (json_array_append_new(arr,
-					  journal_transition_to_json(&h[i]))) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
-static void print_history(const struct journal_transition *h, size_t n)
-{
-	char t[40];
-
-	printf("history\n");
-	for (size_t i = 0; i < n; i++) {
-		char from_to[64];
-
-		snprintf(from_to, sizeof(from_to), "%s -> %s",
-			 state_name(h[i].from), state_name(h[i].to));
-		printf("  v%-3lld %-40s epoch %-3lld %s  %s\n", h[i].version,
-		       from_to, h[i].epoch,
-		       recover__fmt_time(h[i].at, t, sizeof(t)), h[i].evidence);
-	}
-}
-
-static int run_inspect(struct recover_ctx *c)
-{
-	struct journal_transition *h;
-	size_t n;
-	int rc;
-
-	if ((rc = recover__gather(c)))
-		return rc;
-	rc = journal_history(c->j, c->a->op, &h, &n);
-	if (rc)
-		return cli_fail(rc, "%s", journal_errmsg(c->j));
-	if (c->a->seen & O_JSON) {
-		rc = recover__print_json(json_pack(
-			"{s:s, s:s, s:o, s:o, s:o, s:o}",
-			"journal", c->journal_shown, "target", c->target_shown,
-			"entry", journal_entry_to_json(&c->e),
-			"lease", recover__lease_json(&c->e, c->now),
-			"history", history_json(h, n),
-			"fence", recover__fence_json(c)));
-		free(h);
-		return rc;
-	}
-	recover__print_entry_head(c);
-	printf("meta       %s\n", c->e.meta);
-	recover__print_lease_line(c);
-	recover__print_fence_line(c);
-	print_history(h, n);
-	free(h);
-	return recover__flush_text();
-}
-
-/* ---- plan ------------------------------------------------------------- */
-
-/* The first action a person should take, if any: a safe one, else a
- * forceable one. */
-static int suggested(const struct recover_plan *plan, bool *force)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (int a = 0; a < RECOVER_ACTION_COUNT; a++)
-			if (plan->options[a].verdict ==
-			    (pass ? RECOVER_FORCE_ONLY : RECOVER_SAFE)) {
-				*force = pass;
-				return a;
-			}
-	return -1;
-}
-
-static char *next_command(const struct recover_ctx *c,
-			  const struct recover_plan *plan)
-{
-	bool force = false;
-	int a = suggested(plan, &force);
-	char *cmd;
-
-	if (a < 0)
-		return NULL;
-	if (asprintf(&cmd, "fencecert recover apply --journal '%s' --target "
-		     "'%s' --op %s --action %s --expect-version %lld --actor "
-		     "NAME --reason TEXT%s", c->journal_shown, c->target_shown,
-		     c->e.operation_id, recover_action_name(a), c->e.version,
-		     force ? " --force" : "") < 0)
-		return NULL;
-	return cmd;
-}
-
-static json_t *plan_json(const struct recover_ctx *c,
-			 const struct recover_plan *plan)
-{
-	json_t *opts = json_array();
-	char *cmd = next_command(c, plan);
-	json_t *root;
-
-	for (int a = 0; opts && a < RECOVER_ACTION_COUNT; a++) {
-		const struct recover_option *o = &plan->options[a];
-
-		if (json_array_append_new(opts, json_pack(
-			"{s:s, s:s, s:s, s:b, s:s}",
-			"action", recover_action_name(a),
-			"verdict", recover_verdict_name(o->verdict),
-			"next_state", state_name(o->next),
-			"fences_first", o->fences_first, "why", o->why))) {
-			json_decref(opts);
-			opts = NULL;
-		}
-	}
-	root = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:s, s:o}",
-			 "operation_id", c->e.operation_id,
-			 "state", state_name(c->e.state),
-			 "version", (json_int_t)c->e.version,
-			 "lease", recover__lease_json(&c->e, c->now),
-			 "fence", recover__fence_json(c),
-			 "actions", opts, "summary", plan->summary,
-			 "next", recover__str_or_null(cmd));
-	free(cmd);
-	return root;
-}
-
-static void print_plan(const struct recover_ctx *c,
-		       const struct recover_plan *plan)
-{
-	char *cmd = next_command(c, plan);
-
-	recover__print_entry_head(c);
-	recover__print_lease_line(c);
-	recover__print_fence_line(c);
-	printf("\n%s\n\nactions\n", plan->summary);
-	for (int a = 0; a < RECOVER_ACTION_COUNT; a++) {
-		const struct recover_option *o = &plan->options[a];
-
-		printf("  %-23s %-15s %s\n", recover_action_name(a),
-		       recover_verdict_name(o->verdict), o->why);
-	}
-	if (cmd)
-		printf("\nnext\n  %s\n", cmd);
-	free(cmd);
-}
-
-static int run_plan(struct recover_ctx *c)
-{
-	struct recover_plan plan;
-	int rc;
-
-	if ((rc = recover__gather(c)))
-		return rc;
-	recover_plan_compute(&c->facts, &plan);
-	if (c->a->seen & O_JSON)
-		return recover__print_json(plan_json(c, &plan));
-	print_plan(c, &plan);
-	return recover__flush_text();
-}
-
-/* ---- list ------------------------------------------------------------- */
-
-/* Why an entry counts as stopped; NULL when it does not. */
-static const char *stopped_why(const struct journal_entry *e, long long now,
-			       long long stale_ms)
-{
-	if (e->state == FC_COMMIT_UNKNOWN)
-		return "outcome unknown: needs an operator";
-	if (e->state == FC_COMPLETE || now - e->updated_at < stale_ms)
-		return NULL;
-	return recover__lease_live(e, now) ?
-	       "no change for a while, lease running" :
-	       "no change for a while, no live lease";
-}
-
-static int run_list(struct recover_ctx *c)
-{
-	const state_set all = STATE_SET_ALL & ~STATE_BIT(FC_COMPLETE);
-	struct journal_filter f = {
-		.states = c->a->states ? c->a->states : all,
-	};
-	long long stale = c->a->seen & O_STALE ? c->a->stale_ms :
-						 DEFAULT_STALE_MS;
-	struct journal_entry *e;
-	json_t *arr = json_array();
-	size_t n, shown = 0;
-	int rc;
-
-	if ((rc = recover__open_journal(c))) {
-		json_decref(arr);
-		return rc;
-	}
-	c->now = journal_now_ms();
-	rc = journal_list(c->j, &f, &e, &n);
-	if (rc) {
-		json_decref(arr);
-		return cli_fail(rc, "%s", journal_errmsg(c->j));
-	}
-	if (!(c->a->seen & O_JSON))
-		printf("%-20s %-8s %-10s %-26s %s\n", "STATE", "VERSION",
-		       "IDLE", "LEASE", "OPERATION");
-	for (size_t i = 0; i < n; i++) {
-		const char *why = stopped_why(&e[i], c->now, stale);
-		char idle[32], lease[JOURNAL_OWNER_MAX + 16];
-
-		if (!why)
-			continue;
-		shown++;
-		recover__fmt_span(c->now - e[i].updated_at, idle, sizeof(idle));
-		if (c->a->seen & O_JSON) {
-			if (json_array_append_new(arr, json_pack(
-				"{s:s, s:s, s:I, s:I, s:I, s:o, s:s}",
-				"operation_id", e[i].operation_id,
-				"state", state_name(e[i].state),
-				"version", (json_int_t)e[i].version,
-				"updated_at", (json_int_t)e[i].updated_at,
-				"idle_ms", (json_int_t)(c->now - e[i].updated_at),
-				"lease", recover__lease_json(&e[i], c->now),
-				"why", why)))
-				break;
-			continue;
-		}
-		snprintf(lease, sizeof(lease), "%s%s",
-			 e[i].lease_owner[0] ? e[i].lease_owner : "-",
-			 recover__lease_live(&e[i], c->now) ? " (running)" : "");
-		printf("%-20s %-8lld %-10s %-26s %s\n", state_name(e[i].state),
-		       e[i].version, idle, lease, e[i].operation_id);
-	}
-	free(e);
-	if (c->a->seen & O_JSON)
-		return recover__print_json(arr);
-	json_decref(arr);
-	printf("%zu stopped operation%s\n", shown, shown == 1 ? "" : "s");
-	return recover__flush_text();
-}
-
 /* ---- the command line ------------------------------------------------- */
 
 struct subcommand {
 	const char *name;
-	int (*run)(struct recover_ctx *c);
+	int (*run)(const struct recover_request *r);
 	unsigned accepts, requires;
 	const char *synopsis, *about;
 };
 
 static const struct subcommand subcommands[] = {
-	{ "inspect", run_inspect, O_JOURNAL | O_TARGET | O_OP | O_JSON, O_OP,
+	{ "inspect", recover_inspect, O_JOURNAL | O_TARGET | O_OP | O_JSON, O_OP,
 	  "inspect --journal URL --target URL --op ID [--json]",
 	  "Show the journal entry, its lease (owner, epoch, expiry), its\n"
 	  "history and the fence's probe of the target.  Writes nothing.\n" },
-	{ "plan", run_plan, O_JOURNAL | O_TARGET | O_OP | O_JSON, O_OP,
+	{ "plan", recover_plan, O_JOURNAL | O_TARGET | O_OP | O_JSON, O_OP,
 	  "plan    --journal URL --target URL --op ID [--json]",
 	  "Say which recovery actions are safe now and why: safe (the fence\n"
 	  "proves it), force-only (nothing provable), wait (a lease runs),\n"
 	  "refused, not-applicable.  Writes nothing; prints the apply\n"
 	  "command to run.\n" },
-	{ "apply", recover__run_apply, O_JOURNAL | O_TARGET | O_OP | O_JSON |
+	{ "apply", recover_apply, O_JOURNAL | O_TARGET | O_OP | O_JSON |
 	  O_ACTION | O_EXPECT | O_ACTOR | O_REASON | O_FORCE,
 	  O_OP | O_ACTION | O_EXPECT | O_ACTOR | O_REASON,
 	  "apply   --journal URL --target URL --op ID --action ACTION\n"
@@ -328,7 +104,7 @@ static const struct subcommand subcommands[] = {
 	  "fence at its epoch, then probes again.  --force allows an action\n"
 	  "the fence can neither prove nor disprove; it never overrides a\n"
 	  "proof or a running lease.\n" },
-	{ "list", run_list, O_JOURNAL | O_JSON | O_STATE | O_STALE, 0,
+	{ "list", recover_list, O_JOURNAL | O_JSON | O_STATE | O_STALE, 0,
 	  "list    --journal URL [--state STATE[,STATE...]]\n"
 	  "[--stale-after DURATION] [--json]",
 	  "List stopped operations: every COMMIT_UNKNOWN, and entries in\n"
@@ -393,16 +169,18 @@ static int take(const char *cmd, const struct option *lo, const char *v,
 	int ok = 1;
 
 	switch (opt) {
-	case 'j': a->journal_url = v; break;
-	case 't': a->target_url = v; break;
-	case 'o': a->op = v; break;
-	case 'w': a->actor = v; break;
-	case 'r': a->reason = v; break;
-	case 'J': case 'F': break;
-	case 'a': ok = !recover_action_parse(v, &a->action); break;
-	case 'v': ok = !cli_parse_ll(v, &a->expect) && a->expect > 0; break;
-	case 's': ok = !state_set_parse(v, &a->states); break;
-	case 'S': ok = !cli_parse_duration(v, &a->stale_ms); break;
+	case 'j': a->r.journal_url = v; break;
+	case 't': a->r.target_url = v; break;
+	case 'o': a->r.op = v; break;
+	case 'w': a->r.actor = v; break;
+	case 'r': a->r.reason = v; break;
+	case 'J': a->r.json = true; break;
+	case 'F': a->r.force = true; break;
+	case 'a': ok = !recover_action_parse(v, &a->r.action); break;
+	case 'v': ok = !cli_parse_ll(v, &a->r.expect) && a->r.expect > 0;
+		break;
+	case 's': ok = !state_set_parse(v, &a->r.states); break;
+	case 'S': ok = !cli_parse_duration(v, &a->r.stale_ms); break;
 	}
 	if (!ok)
 		return cli_usage(cmd, "invalid value '%s' for --%s%s", v,
@@ -439,15 +217,17 @@ static const struct { unsigned flag; const char *text; } required_names[] = {
 static int defaults_and_requirements(const struct subcommand *sc,
 				     const char *cmd, struct recover_args *a)
 {
-	if (!a->journal_url)
-		a->journal_url = getenv("FENCECERT_JOURNAL");
-	if (!a->journal_url || !*a->journal_url)
+	struct recover_request *r = &a->r;
+
+	if (!r->journal_url)
+		r->journal_url = getenv("FENCECERT_JOURNAL");
+	if (!r->journal_url || !*r->journal_url)
 		return cli_usage(cmd, "missing --journal URL (or "
 				 "FENCECERT_JOURNAL)");
 	if (sc->accepts & O_TARGET) {
-		if (!a->target_url)
-			a->target_url = getenv("FENCECERT_TARGET");
-		if (!a->target_url || !*a->target_url)
+		if (!r->target_url)
+			r->target_url = getenv("FENCECERT_TARGET");
+		if (!r->target_url || !*r->target_url)
 			return cli_usage(cmd, "missing --target URL (or "
 					 "FENCECERT_TARGET)");
 	}
@@ -457,9 +237,9 @@ static int defaults_and_requirements(const struct subcommand *sc,
 		    !(a->seen & required_names[i].flag))
 			return cli_usage(cmd, "missing %s",
 					 required_names[i].text);
-	if ((a->seen & O_ACTOR) && !*a->actor)
+	if ((a->seen & O_ACTOR) && !*r->actor)
 		return cli_usage(cmd, "--actor must not be empty");
-	if ((a->seen & O_REASON) && !*a->reason)
+	if ((a->seen & O_REASON) && !*r->reason)
 		return cli_usage(cmd, "--reason must not be empty");
 	return 0;
 }
@@ -494,8 +274,9 @@ static int parse(const struct subcommand *sc, const char *cmd, int argc,
 int cmd_recover(int argc, char **argv)
 {
 	const struct subcommand *sc;
-	struct recover_args a = { 0 };
-	struct recover_ctx c;
+	struct recover_args a = {
+		.r.stale_ms = RECOVER_STALE_AFTER_DEFAULT_MS,
+	};
 	char cmd[32];
 	int rc;
 
@@ -514,13 +295,9 @@ int cmd_recover(int argc, char **argv)
 		list_subcommands(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	memset(&c, 0, sizeof(c));
 	snprintf(cmd, sizeof(cmd), "recover %s", sc->name);
 	rc = parse(sc, cmd, argc - 1, argv + 1, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	c.a = &a;
-	rc = sc->run(&c);
-	recover__release(&c);
-	return rc;
+	return sc->run(&a.r);
 }

@@ -1,24 +1,26 @@
 /*
- * journal_pg_session.c -- how a statement of the PostgreSQL journal reaches
- * the server, and what it means when it does not (see
- * journal_pg_session.h for the promises, journal_pg.c for the data).
+ * pg_session.c -- how a statement reaches a PostgreSQL server, and what it
+ * means when it does not (the promises are pg_session.h's).
  *
- *   open --parse url--> connect (connect_timeout) --> configure session
+ *   open --parse url--> [connect (connect_timeout) --> configure session]
  *                                                        |
- *   every call: journal_pg__live() -- idle socket readable or session
- *   lost? -> drop, connect again (once) --> prepare (first use) --> send
- *   --> poll with the client deadline --> result | drop the session
+ *   every call: pg_session_live() -- idle socket readable, session lost
+ *   or inside a transaction? -> drop, connect again (once) --> prepare
+ *   (first use) --> send --> poll with the client deadline --> result |
+ *   drop the session
  *
- * Failure families: libpq transport errors, SQLSTATE classes 08 (connection)
- * and 57 (shutdown, cancel, statement timeout), 53, 58, 40, lock_timeout
- * (55P03), read-only standby (25006) are FC_JOURNAL_UNAVAILABLE; data and
- * schema errors (22, 23, 42) are FC_CORRUPT.  The session is dropped when
- * the error says it is gone (no SQLSTATE, class 08, 57P0x) or a reply did
- * not come in time.
+ * Failure families (pg_code()): libpq transport errors, SQLSTATE classes
+ * 08 (connection) and 57 (shutdown, cancel, statement timeout), 53, 58,
+ * 40, lock_timeout (55P03), read-only standby (25006) are the session's
+ * `unavailable` code; data and schema errors (22, 23, 42) are FC_CORRUPT.
+ * The session is dropped when the error says it is gone (no SQLSTATE,
+ * class 08, 57P0x) or a reply did not come in time (pg_check(),
+ * pg_reply()).
  */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,21 @@
 
 #include "common/dl_pq.h"
 #include "common/pg_session.h"
+
+struct pg_session {
+	PGconn *conn;        /* NULL while disconnected */
+	char *conninfo;      /* the URL less fencecert's own parameters */
+	char *password;      /* the URL's password, to scrub messages; or NULL */
+	char url[256];       /* conf->shown, for messages */
+	char schema[PG_SCHEMA_MAX]; /* "" = the server's search_path */
+	int timeout_ms;      /* statement_timeout and lock_timeout */
+	const char *kind;    /* conf->kind */
+	int unavailable;     /* conf->unavailable */
+	int readonly;        /* conf->readonly */
+	unsigned prepared;   /* bit per statement id prepared on conn */
+	unsigned long connection; /* counts connections made */
+	char errmsg[512];
+};
 
 #define PG_TIMEOUT_MS_DEFAULT 10000
 #define PG_CONNECT_TIMEOUT_S "5"
@@ -39,7 +56,7 @@
  * timeout), insufficient resources (53), system errors (58), transaction
  * rollback (40), lock_timeout (55P03), a read-only standby (25006).
  */
-static int pg_code(const struct pg *p, const char *sqlstate)
+static int pg_code(const pg_session *p, const char *sqlstate)
 {
 	static const char *const transient[] = { "08", "57", "53", "58", "40" };
 
@@ -58,7 +75,7 @@ static int pg_code(const struct pg *p, const char *sqlstate)
 }
 
 /* A libpq message, one line, with the URL's password masked. */
-static void pg_scrub(const struct pg *p, const char *msg, char *out,
+static void pg_scrub(const pg_session *p, const char *msg, char *out,
 		     size_t len)
 {
 	const char *pw = p->password;
@@ -85,14 +102,27 @@ static void pg_scrub(const struct pg *p, const char *msg, char *out,
 		out[--used] = '\0';
 }
 
-static int pg_fail(journal *j, int code, const char *what, const char *msg)
+static int pg_error(pg_session *p, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Record a message on the session and return code. */
+static int pg_error(pg_session *p, int code, const char *fmt, ...)
 {
-	struct pg *p = j->impl;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->errmsg, sizeof(p->errmsg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int pg_fail(pg_session *p, int code, const char *what, const char *msg)
+{
 	char clean[384];
 
 	pg_scrub(p, msg, clean, sizeof(clean));
-	return journal__fail(j, code, "cannot %s %s '%s': %s", what, p->kind,
-			     p->url, clean);
+	return pg_error(p, code, "cannot %s %s '%s': %s", what, p->kind,
+			p->url, clean);
 }
 
 /* ---- connection --------------------------------------------------------- */
@@ -105,7 +135,7 @@ static long long pg_mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void pg_drop(struct pg *p)
+static void pg_drop(pg_session *p)
 {
 	if (p->conn)
 		PQfinish(p->conn);
@@ -114,7 +144,7 @@ static void pg_drop(struct pg *p)
 }
 
 /* Server notices (and a FATAL sent to an idle session) are not ours to
- * print: journal_pg__live() notices a session the server closed. */
+ * print: pg_session_live() notices a session the server closed. */
 static void pg_quiet(void *arg, const char *message)
 {
 	(void)arg;
@@ -124,11 +154,10 @@ static void pg_quiet(void *arg, const char *message)
 /*
  * Collect the reply to what was just sent, waiting at most the client
  * deadline.  Returns 0 with *out set (the first error result if any, else
- * the last result), or FC_JOURNAL_UNAVAILABLE with the connection dropped.
+ * the last result), or p->unavailable with the connection dropped.
  */
-static int pg_reply(journal *j, const char *what, PGresult **out)
+static int pg_reply(pg_session *p, const char *what, PGresult **out)
 {
-	struct pg *p = j->impl;
 	long long wait = (long long)p->timeout_ms + p->timeout_ms / 2;
 	long long deadline = pg_mono_ms() + wait;
 	PGresult *keep = NULL, *res;
@@ -143,10 +172,10 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 			if (left <= 0) {
 				PQclear(keep);
 				pg_drop(p);
-				return journal__fail(j, p->unavailable,
-						     "cannot %s %s '%s': no "
-						     "reply within %lld ms", what,
-						     p->kind, p->url, wait);
+				return pg_error(p, p->unavailable,
+						"cannot %s %s '%s': no "
+						"reply within %lld ms", what,
+						p->kind, p->url, wait);
 			}
 			n = poll(&pfd, 1, (int)left);
 			if ((n < 0 && errno != EINTR) ||
@@ -167,7 +196,7 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 		}
 	}
 	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
-		int rc = pg_fail(j, p->unavailable, what,
+		int rc = pg_fail(p, p->unavailable, what,
 				 PQerrorMessage(p->conn));
 
 		PQclear(keep);
@@ -179,16 +208,16 @@ static int pg_reply(journal *j, const char *what, PGresult **out)
 }
 
 /* The session died with a write in flight: it may or may not have
- * committed, and only a fresh read can tell (invariant 5). */
-static void pg_outcome_unknown(journal *j)
+ * committed, and only a fresh read can tell (pg_session.h, invariant 4). */
+static void pg_outcome_unknown(pg_session *p)
 {
 	static const char note[] = "; the outcome is unknown, re-read the "
 				   "operation";
-	size_t len = strlen(j->errmsg);
+	size_t len = strlen(p->errmsg);
 
-	if (len + sizeof(note) > sizeof(j->errmsg))
-		len = sizeof(j->errmsg) - sizeof(note);
-	memcpy(j->errmsg + len, note, sizeof(note));
+	if (len + sizeof(note) > sizeof(p->errmsg))
+		len = sizeof(p->errmsg) - sizeof(note);
+	memcpy(p->errmsg + len, note, sizeof(note));
 }
 
 /*
@@ -197,10 +226,9 @@ static void pg_outcome_unknown(journal *j)
  * also drops the connection.  For writes the message says the outcome is
  * unknown when the session died under the statement.
  */
-static int pg_check(journal *j, PGresult *res, ExecStatusType want,
+static int pg_check(pg_session *p, PGresult *res, ExecStatusType want,
 		    const char *what, int write)
 {
-	struct pg *p = j->impl;
 	const char *st;
 	int lost, rc;
 
@@ -209,27 +237,26 @@ static int pg_check(journal *j, PGresult *res, ExecStatusType want,
 	st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	lost = !st || strncmp(st, "08", 2) == 0 ||
 	       strncmp(st, "57P0", 4) == 0;
-	rc = pg_fail(j, pg_code(p, st), what, PQresultErrorMessage(res));
+	rc = pg_fail(p, pg_code(p, st), what, PQresultErrorMessage(res));
 	if (lost && write)
-		pg_outcome_unknown(j);
+		pg_outcome_unknown(p);
 	if (lost)
 		pg_drop(p);
 	return rc;
 }
 
 /* Run SQL text (no parameters or one) and check for `want`. */
-int journal_pg__exec(journal *j, const char *sql, const char *param,
-		     ExecStatusType want, const char *what, PGresult **out)
+int pg_session_exec(pg_session *p, const char *sql, const char *param,
+		    ExecStatusType want, const char *what, PGresult **out)
 {
-	return journal_pg__exec_n(j, sql, param ? 1 : 0, &param, want, what,
-				  out);
+	return pg_session_exec_n(p, sql, param ? 1 : 0, &param, want, what,
+				 out);
 }
 
-int journal_pg__exec_n(journal *j, const char *sql, int n,
-		       const char *const *params, ExecStatusType want,
-		       const char *what, PGresult **out)
+int pg_session_exec_n(pg_session *p, const char *sql, int n,
+		      const char *const *params, ExecStatusType want,
+		      const char *what, PGresult **out)
 {
-	struct pg *p = j->impl;
 	PGresult *res;
 	int rc;
 
@@ -238,23 +265,22 @@ int journal_pg__exec_n(journal *j, const char *sql, int n,
 	if (!(n ? PQsendQueryParams(p->conn, sql, n, NULL, params, NULL,
 				    NULL, 0) :
 		  PQsendQuery(p->conn, sql))) {
-		rc = pg_fail(j, p->unavailable, what,
+		rc = pg_fail(p, p->unavailable, what,
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
 	}
-	if ((rc = pg_reply(j, what, &res)))
+	if ((rc = pg_reply(p, what, &res)))
 		return rc;
-	if ((rc = pg_check(j, res, want, what, 0)) || !out)
+	if ((rc = pg_check(p, res, want, what, 0)) || !out)
 		PQclear(res);
 	else
 		*out = res;
 	return rc;
 }
 
-static int pg_session(journal *j)
+static int pg_configure(pg_session *p)
 {
-	struct pg *p = j->impl;
 	char timeout[24], setup[512];
 
 	snprintf(timeout, sizeof(timeout), "%d", p->timeout_ms);
@@ -266,16 +292,15 @@ static int pg_session(journal *j)
 		 " set_config('default_transaction_isolation', 'read committed',"
 		 " false)%s%s%s%s", p->schema[0] ? ", set_config('search_path', '" :
 		 "", p->schema, p->schema[0] ? "', false)" : "",
-		 /* journal_open_readonly(): the server refuses any write */
-		 j->readonly ? ", set_config('default_transaction_read_only',"
+		 /* conf->readonly: the server refuses any write */
+		 p->readonly ? ", set_config('default_transaction_read_only',"
 		 " 'on', false)" : "");
-	return journal_pg__exec(j, setup, timeout, PGRES_TUPLES_OK,
-				"configure", NULL);
+	return pg_session_exec(p, setup, timeout, PGRES_TUPLES_OK,
+			       "configure", NULL);
 }
 
-static int pg_connect(journal *j)
+static int pg_connect(pg_session *p)
 {
-	struct pg *p = j->impl;
 	const char *keys[] = { "connect_timeout", "fallback_application_name",
 			       "dbname", NULL };
 	const char *vals[] = { PG_CONNECT_TIMEOUT_S, "fencecert", p->conninfo,
@@ -285,17 +310,18 @@ static int pg_connect(journal *j)
 	pg_drop(p);
 	/* Defaults first: the URL's own values (expanded dbname) win. */
 	p->conn = PQconnectdbParams(keys, vals, 1);
+	p->connection++;
 	if (!p->conn)
-		return journal__fail(j, FC_NOMEM, "out of memory connecting to "
-				     "%s '%s'", p->kind, p->url);
+		return pg_error(p, FC_NOMEM, "out of memory connecting to "
+				"%s '%s'", p->kind, p->url);
 	if (PQstatus(p->conn) != CONNECTION_OK) {
-		rc = pg_fail(j, p->unavailable, "connect to",
+		rc = pg_fail(p, p->unavailable, "connect to",
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
 	}
 	PQsetNoticeProcessor(p->conn, pg_quiet, NULL);
-	return pg_session(j);
+	return pg_configure(p);
 }
 
 /*
@@ -305,9 +331,8 @@ static int pg_connect(journal *j)
  * shutdown's FATAL, EOF): a restarted server is noticed before a statement
  * is sent into the dead socket.  At worst we reconnect needlessly.
  */
-int journal_pg__live(journal *j)
+int pg_session_live(pg_session *p)
 {
-	struct pg *p = j->impl;
 	struct pollfd pfd;
 
 	if (p->conn && PQstatus(p->conn) == CONNECTION_OK &&
@@ -318,47 +343,46 @@ int journal_pg__live(journal *j)
 		if (poll(&pfd, 1, 0) == 0)
 			return 0;
 	}
-	return pg_connect(j);
+	return pg_connect(p);
 }
 
-int journal_pg__run(journal *j, const struct pg_stmt *s, unsigned id, int n,
-		    const char *const *params, ExecStatusType want,
-		    const char *what, PGresult **out)
+int pg_session_run(pg_session *p, const struct pg_stmt *st, unsigned id,
+		   int n, const char *const *params, ExecStatusType want,
+		   const char *what, PGresult **out)
 {
-	struct pg *p = j->impl;
-	int write = s->write;
+	int write = st->write;
 	PGresult *res;
 	int rc;
 
 	*out = NULL;
 	if (!(p->prepared & (1u << id))) {
-		if (!PQsendPrepare(p->conn, s->name, s->sql, 0, NULL)) {
-			rc = pg_fail(j, p->unavailable, what,
+		if (!PQsendPrepare(p->conn, st->name, st->sql, 0, NULL)) {
+			rc = pg_fail(p, p->unavailable, what,
 				     PQerrorMessage(p->conn));
 			pg_drop(p);
 			return rc;
 		}
 		/* Nothing ran yet: a failure here is not "unknown". */
-		if ((rc = pg_reply(j, what, &res)))
+		if ((rc = pg_reply(p, what, &res)))
 			return rc;
-		rc = pg_check(j, res, PGRES_COMMAND_OK, what, 0);
+		rc = pg_check(p, res, PGRES_COMMAND_OK, what, 0);
 		PQclear(res);
 		if (rc)
 			return rc;
 		p->prepared |= 1u << id;
 	}
-	if (!PQsendQueryPrepared(p->conn, s->name, n, params, NULL, NULL, 0)) {
-		rc = pg_fail(j, p->unavailable, what,
+	if (!PQsendQueryPrepared(p->conn, st->name, n, params, NULL, NULL, 0)) {
+		rc = pg_fail(p, p->unavailable, what,
 			     PQerrorMessage(p->conn));
 		pg_drop(p);
 		return rc;
 	}
-	if ((rc = pg_reply(j, what, &res))) {
+	if ((rc = pg_reply(p, what, &res))) {
 		if (write)
-			pg_outcome_unknown(j);
+			pg_outcome_unknown(p);
 		return rc;
 	}
-	if ((rc = pg_check(j, res, want, what, write))) {
+	if ((rc = pg_check(p, res, want, what, write))) {
 		PQclear(res);
 		return rc;
 	}
@@ -366,23 +390,40 @@ int journal_pg__run(journal *j, const struct pg_stmt *s, unsigned id, int n,
 	return 0;
 }
 
-void journal_pg__rollback(journal *j)
+void pg_session_rollback(pg_session *p)
 {
-	struct pg *p = j->impl;
-	char saved[sizeof(j->errmsg)];
+	char saved[sizeof(p->errmsg)];
 
 	if (!p->conn || PQtransactionStatus(p->conn) == PQTRANS_IDLE)
 		return;
-	memcpy(saved, j->errmsg, sizeof(saved));
-	if (journal_pg__exec(j, "ROLLBACK", NULL, PGRES_COMMAND_OK,
-			     "roll back", NULL))
-		pg_drop(p); /* journal_pg__live() would not reuse it */
-	memcpy(j->errmsg, saved, sizeof(saved));
+	memcpy(saved, p->errmsg, sizeof(saved));
+	if (pg_session_exec(p, "ROLLBACK", NULL, PGRES_COMMAND_OK,
+			    "roll back", NULL))
+		pg_drop(p); /* pg_session_live() would not reuse it */
+	memcpy(p->errmsg, saved, sizeof(saved));
+}
+
+int pg_session_literal(pg_session *p, const char *text, char *out,
+		       size_t len)
+{
+	char *lit = p->conn ? PQescapeLiteral(p->conn, text, strlen(text)) :
+		    NULL;
+	size_t n = lit ? strlen(lit) : 0;
+
+	if (!lit || n >= len) {
+		if (lit)
+			PQfreemem(lit);
+		return pg_error(p, FC_NOMEM, "cannot quote '%s' for %s '%s'",
+				text, p->kind, p->url);
+	}
+	memcpy(out, lit, n + 1);
+	PQfreemem(lit);
+	return 0;
 }
 
 /* ---- open / close ------------------------------------------------------- */
 
-static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
+static int pg_param(pg_session *p, const char *item, size_t len)
 {
 	const char *v = strchr(item, '=') + 1;
 	size_t n = len - (size_t)(v - item);
@@ -397,11 +438,11 @@ static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
 			ok = (v[i] >= 'a' && v[i] <= 'z') || v[i] == '_' ||
 			     (v[i] >= '0' && v[i] <= '9');
 		if (!ok)
-			return journal__fail(j, FC_USAGE, "invalid schema "
-					     "'%.*s' in %s url '%s' "
-					     "(expected [a-z_][a-z0-9_]*, at "
-					     "most 63 bytes)", (int)n, v, p->kind,
-					     p->url);
+			return pg_error(p, FC_USAGE, "invalid schema "
+					"'%.*s' in %s url '%s' "
+					"(expected [a-z_][a-z0-9_]*, at "
+					"most 63 bytes)", (int)n, v, p->kind,
+					p->url);
 		memcpy(p->schema, v, n);
 		p->schema[n] = '\0';
 		return 0;
@@ -409,14 +450,14 @@ static int pg_param(journal *j, struct pg *p, const char *item, size_t len)
 	errno = 0;
 	t = strtol(v, &end, 10);
 	if (errno || end != v + n || t < 1 || t > INT_MAX / 2)
-		return journal__fail(j, FC_USAGE, "invalid timeout_ms '%.*s' in "
-				     "%s url '%s'", (int)n, v, p->kind, p->url);
+		return pg_error(p, FC_USAGE, "invalid timeout_ms '%.*s' in "
+				"%s url '%s'", (int)n, v, p->kind, p->url);
 	p->timeout_ms = (int)t;
 	return 0;
 }
 
 /* Split fencecert's parameters off the URL; libpq checks the rest. */
-static int pg_parse_url(journal *j, struct pg *p, const char *url)
+static int pg_parse_url(pg_session *p, const char *url)
 {
 	const char *q = strchr(url, '?'), *item;
 	size_t used = q ? (size_t)(q - url) : strlen(url);
@@ -427,15 +468,15 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	p->timeout_ms = PG_TIMEOUT_MS_DEFAULT;
 	/* Zeroed: it stays a string should a parameter below be refused. */
 	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
-		return journal__fail(j, FC_NOMEM, "out of memory opening "
-				     "%s '%s'", p->kind, p->url);
+		return pg_error(p, FC_NOMEM, "out of memory opening "
+				"%s '%s'", p->kind, p->url);
 	memcpy(p->conninfo, url, used);
 	for (item = q ? q + 1 : ""; *item; ) {
 		size_t len = strcspn(item, "&");
 
 		if (strncmp(item, "schema=", 7) == 0 ||
 		    strncmp(item, "timeout_ms=", 11) == 0) {
-			if ((rc = pg_param(j, p, item, len)))
+			if ((rc = pg_param(p, item, len)))
 				return rc;
 		} else if (len) {
 			p->conninfo[used++] = sep;
@@ -449,13 +490,13 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	if (!(opts = PQconninfoParse(p->conninfo, &err))) {
 		/* libpq may quote the part it disliked: say nothing more
 		 * when that part could hold a password. */
-		rc = journal__fail(j, err ? FC_USAGE : FC_NOMEM, "invalid %s "
-				   "url '%s'%s%s", p->kind, p->url,
-				   strcmp(p->url, url) ? "" : ": ",
-				   strcmp(p->url, url) || !err ? "" : err);
+		rc = pg_error(p, err ? FC_USAGE : FC_NOMEM, "invalid %s "
+			      "url '%s'%s%s", p->kind, p->url,
+			      strcmp(p->url, url) ? "" : ": ",
+			      strcmp(p->url, url) || !err ? "" : err);
 		if (err)
 			PQfreemem(err);
-		for (char *c = j->errmsg; *c; c++)
+		for (char *c = p->errmsg; *c; c++)
 			if (*c == '\n')
 				*c = ' ';
 		return rc;
@@ -464,16 +505,14 @@ static int pg_parse_url(journal *j, struct pg *p, const char *url)
 	for (PQconninfoOption *o = opts; o->keyword; o++)
 		if (strcmp(o->keyword, "password") == 0 && o->val && *o->val &&
 		    !(p->password = strdup(o->val)))
-			rc = journal__fail(j, FC_NOMEM, "out of memory opening "
-					   "%s '%s'", p->kind, p->url);
+			rc = pg_error(p, FC_NOMEM, "out of memory opening "
+				      "%s '%s'", p->kind, p->url);
 	PQconninfoFree(opts);
 	return rc;
 }
 
-void journal_pg__close(void *impl)
+void pg_session_close(pg_session *p)
 {
-	struct pg *p = impl;
-
 	if (!p)
 		return;
 	pg_drop(p);
@@ -487,33 +526,59 @@ void journal_pg__close(void *impl)
 	free(p);
 }
 
-int journal_pg__open_as(journal *j, const char *url, const char *kind,
-			int unavailable, int connect)
+int pg_session_open(const char *url, const struct pg_session_conf *conf,
+		    pg_session **out, char *err, size_t errlen)
 {
-	struct pg *p = calloc(1, sizeof(*p));
+	pg_session *p = calloc(1, sizeof(*p));
 	int rc;
 
-	if (!p)
-		return journal__fail(j, FC_NOMEM, "out of memory opening a "
-				     "%s", kind);
-	p->kind = kind;
-	p->unavailable = unavailable;
-	journal_redact_url(url, p->url, sizeof(p->url));
-	j->impl = p;
-	if ((rc = dl_pq_load(j->errmsg, sizeof(j->errmsg)))) {
-		journal_pg__close(p);
-		j->impl = NULL;
-		return rc == FC_JOURNAL_UNAVAILABLE ? unavailable : rc;
+	*out = NULL;
+	if (!p) {
+		snprintf(err, errlen, "out of memory opening a %s", conf->kind);
+		return FC_NOMEM;
 	}
-	if ((rc = pg_parse_url(j, p, url)) || (connect && (rc = pg_connect(j)))) {
-		journal_pg__close(p);
-		j->impl = NULL;
+	p->kind = conf->kind;
+	p->unavailable = conf->unavailable;
+	p->readonly = conf->readonly;
+	snprintf(p->url, sizeof(p->url), "%s", conf->shown);
+	if ((rc = dl_pq_load(p->errmsg, sizeof(p->errmsg)))) {
+		if (rc == FC_JOURNAL_UNAVAILABLE)
+			rc = conf->unavailable;
+	} else if (!(rc = pg_parse_url(p, url)) && conf->connect) {
+		rc = pg_connect(p);
 	}
-	return rc;
+	if (rc) {
+		snprintf(err, errlen, "%s", p->errmsg);
+		pg_session_close(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
 }
 
-int journal_pg__open(journal *j, const char *url)
+/* ---- what the session knows --------------------------------------------- */
+
+const char *pg_session_errmsg(const pg_session *p)
 {
-	/* Connect now: a wrong URL or a dead server shows at open. */
-	return journal_pg__open_as(j, url, "journal", FC_JOURNAL_UNAVAILABLE, 1);
+	return p ? p->errmsg : "no session";
+}
+
+const char *pg_session_url(const pg_session *p)
+{
+	return p->url;
+}
+
+const char *pg_session_schema(const pg_session *p)
+{
+	return p->schema;
+}
+
+int pg_session_timeout_ms(const pg_session *p)
+{
+	return p->timeout_ms;
+}
+
+unsigned long pg_session_connection(const pg_session *p)
+{
+	return p->conn ? p->connection : 0;
 }

@@ -12,6 +12,8 @@
  *  2. fence_apply() always sets *outcome, so a caller never reads a stale
  *     classification; a backend that forgets to set it reports UNKNOWN.
  *  3. fence_errmsg() describes the last failure and is cleared by each call.
+ *  4. An optional operation reaches a backend only when its ops table
+ *     claims the feature; otherwise it is FC_USAGE, naming the fence.
  *
  * Adding a fence is one row in `backends`.
  */
@@ -240,4 +242,44 @@ int fence_probe(fence *f, const char *op, struct fence_probe *out)
 		return rc;
 	}
 	return 0;
+}
+
+void fence_hands_off(fence *f)
+{
+	f->hands_off = 1;
+}
+
+unsigned fence_features(const fence *f)
+{
+	return f->ops->features;
+}
+
+/* Invariant 4: the request is valid and the fence can serve it. */
+static int check_in_doubt(fence *f, const char *op, int *n)
+{
+	int rc;
+
+	if (n)
+		*n = 0;
+	f->errmsg[0] = '\0';
+	if ((rc = check_op(f, op, 1)))
+		return rc;
+	if (!(f->ops->features & FENCE_HAS_IN_DOUBT))
+		return fence__fail(f, FC_USAGE, "fence '%s' holds no in-doubt "
+				   "transactions", f->ops->name);
+	return 0;
+}
+
+int fence_in_doubt(fence *f, const char *op, int *n)
+{
+	int rc = check_in_doubt(f, op, n);
+
+	return rc ? rc : f->ops->in_doubt(f, op, n);
+}
+
+int fence_resolve_in_doubt(fence *f, const char *op, int commit, int *n)
+{
+	int rc = check_in_doubt(f, op, n);
+
+	return rc ? rc : f->ops->resolve_in_doubt(f, op, commit ? 1 : 0, n);
 }

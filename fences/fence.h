@@ -5,6 +5,11 @@
  * operation was applied and by which lease epoch.  It is queryable (probe)
  * so a retry can prove whether an earlier attempt's mutation landed.
  *
+ * Owner: fence.c (dispatch and request checks) over one backend per file,
+ * fence_<backend>.c, behind struct fence_ops (fence_impl.h).  Anyone may
+ * include this header: the route runtime, recover/, the harness and the
+ * CLI use fences through it only; `fence` is opaque.
+ *
  * Invariants every fence keeps:
  *  1. apply() commits the rows and the fence record together or neither.
  *  2. apply() for an operation whose fence record exists changes nothing
@@ -16,9 +21,11 @@
  *     no longer land for any epoch below the highest prepared one.
  *  5. Every target error is classified as proved-present, proved-absent or
  *     unknown (enum fence_outcome); an unknown outcome is never guessed.
+ *  6. An optional feature (fence_features()) is all or nothing: a backend
+ *     without it refuses its calls with FC_USAGE and changes nothing.
  *
- * Fences are chosen by target URL: "sqlite:PATH", "file:DIR", later
- * "postgresql://..." and "etcd://...".
+ * Fences are chosen by target URL: "sqlite:PATH", "file:DIR",
+ * "etcd://..." and "postgresql://..." (or "postgres://...").
  */
 #ifndef FENCECERT_FENCE_H
 #define FENCECERT_FENCE_H
@@ -107,8 +114,54 @@ int fence_prepare(fence *f, const char *op, long long epoch) FC_MUST_CHECK;
 int fence_apply(fence *f, long long epoch, const struct fence_batch *b,
 		enum fence_outcome *outcome) FC_MUST_CHECK;
 
-/* Read-only.  Errors become answer FENCE_UNKNOWN and a non-zero return. */
+/*
+ * Read-only, except that a target whose transactions outlive their client
+ * (PostgreSQL) lets the probe settle what is pending for op -- end an
+ * apply still in flight, roll back a transaction left prepared -- so that
+ * it can answer decisively (see fence_hands_off()).  Errors become answer
+ * FENCE_UNKNOWN and a non-zero return.
+ */
 int fence_probe(fence *f, const char *op, struct fence_probe *out)
+	FC_MUST_CHECK;
+
+/*
+ * From now on, f's probe settles nothing: where it would end or roll back
+ * a pending transaction of the operation, it answers FENCE_UNKNOWN with
+ * FC_FENCE_UNAVAILABLE instead, so that a person can still choose
+ * (`fencecert recover`, `fencecert target probe`).  Backends whose probe
+ * never settles anything are unaffected.
+ */
+void fence_hands_off(fence *f);
+
+/* Optional features of a fence, as bits of fence_features(). */
+enum fence_feature {
+	/*
+	 * The target can hold an in-doubt transaction of an operation: one
+	 * prepared by two-phase commit, neither committed nor rolled back,
+	 * outliving the client that prepared it (the pg-2pc fence makes
+	 * them; pg-txn, on the same server, sees and resolves them too).
+	 * fence_in_doubt() and fence_resolve_in_doubt() act on them.
+	 */
+	FENCE_HAS_IN_DOUBT = 1u << 0,
+};
+
+unsigned fence_features(const fence *f);
+
+/*
+ * How many in-doubt transactions of op the target holds (*n).
+ * FC_FENCE_UNAVAILABLE when the target cannot say; FC_USAGE (and *n = 0)
+ * without FENCE_HAS_IN_DOUBT.
+ */
+int fence_in_doubt(fence *f, const char *op, int *n) FC_MUST_CHECK;
+
+/*
+ * Commit (commit = 1) or roll back every in-doubt transaction of op; *n
+ * (if n) receives how many were resolved, also on failure.  A committed
+ * one lands its mutation with its fence record (probe: APPLIED), a rolled
+ * back one makes it absent for good.  FC_FENCE_UNAVAILABLE, FC_NOMEM;
+ * FC_USAGE without FENCE_HAS_IN_DOUBT.
+ */
+int fence_resolve_in_doubt(fence *f, const char *op, int commit, int *n)
 	FC_MUST_CHECK;
 
 #endif

@@ -1,6 +1,13 @@
 /*
- * fence_impl.h -- what fence backends see of struct fence.  Only fence.c and
- * fence_<backend>.c include this file.
+ * fence_impl.h -- what fence backends see of struct fence, and the ops
+ * table each backend fills.  Only fences/ includes this file: fence.c,
+ * the backends fence_<backend>*.c, and (through fence_pg_impl.h) the
+ * PostgreSQL observer target_pg.c.
+ *
+ * A backend may rely on fence.c having validated every request (fence.c,
+ * invariant 1) and having cleared f->errmsg; it records its failures with
+ * fence__fail().  The optional ops (in_doubt, resolve_in_doubt) are set
+ * exactly when `features` has FENCE_HAS_IN_DOUBT.
  */
 #ifndef FENCECERT_FENCE_IMPL_H
 #define FENCECERT_FENCE_IMPL_H
@@ -22,11 +29,15 @@ struct fence_ops {
 	int (*apply)(fence *f, long long epoch, const struct fence_batch *b,
 		     enum fence_outcome *outcome);
 	int (*probe)(fence *f, const char *op, struct fence_probe *out);
+	unsigned features; /* enum fence_feature bits */
+	int (*in_doubt)(fence *f, const char *op, int *n);
+	int (*resolve_in_doubt)(fence *f, const char *op, int commit, int *n);
 };
 
 struct fence {
 	const struct fence_ops *ops;
 	void *impl;
+	int hands_off;      /* fence_hands_off(): the probe settles nothing */
 	char errmsg[512];
 };
 

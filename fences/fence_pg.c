@@ -53,7 +53,8 @@
  *     until resolved, so prepare(), apply() and the probe first roll it
  *     back (ROLLBACK PREPARED): its attempt is gone, what any reader saw
  *     of it was "absent", and afterwards it provably cannot land.  An
- *     operator may instead commit it (`fencecert recover`).
+ *     operator may instead commit it (`fencecert recover`, through
+ *     fence_resolve_in_doubt()).
  *  6. Tables are created lazily, in their own transaction under an
  *     advisory lock (concurrent CREATE ... IF NOT EXISTS can collide); a
  *     probe never creates them: no fence table means nothing was applied.
@@ -73,9 +74,9 @@ static struct fence_pg *impl(fence *f)
 	return f->impl;
 }
 
-int fence_pg__fail(fence *f, struct journal *j, int code)
+int fence_pg__fail(fence *f, const pg_session *s, int code)
 {
-	return fence__fail(f, code, "%s", j->errmsg);
+	return fence__fail(f, code, "%s", pg_session_errmsg(s));
 }
 
 /* ---- open / close -------------------------------------------------- */
@@ -84,8 +85,8 @@ static void pg_close(void *p)
 {
 	struct fence_pg *s = p;
 
-	journal_pg__close(s->main.impl);
-	journal_pg__close(s->side.impl);
+	pg_session_close(s->main);
+	pg_session_close(s->side);
 	free(s);
 }
 
@@ -108,13 +109,10 @@ static int pg_open(fence *f, const char *url)
 	if (u.kind == PG_FENCE_2PC)
 		f->ops = &fence_pg_2pc_ops;
 	/* Connected on first use: opening proves nothing about the server. */
-	rc = journal_pg__open_as(&s->main, u.session_url, "target",
-				 FC_FENCE_UNAVAILABLE, 0);
-	if (rc)
-		rc = fence_pg__fail(f, &s->main, rc);
-	else if ((rc = journal_pg__open_as(&s->side, u.session_url, "target",
-					   FC_FENCE_UNAVAILABLE, 0)))
-		rc = fence_pg__fail(f, &s->side, rc);
+	if (!(rc = pg_target__open_session(u.session_url, 0, &s->main,
+					   f->errmsg, sizeof(f->errmsg))))
+		rc = pg_target__open_session(u.session_url, 0, &s->side,
+					     f->errmsg, sizeof(f->errmsg));
 	pg_target__url_release(&u);
 	return rc;
 }
@@ -122,10 +120,10 @@ static int pg_open(fence *f, const char *url)
 /* ---- tables -------------------------------------------------------- */
 
 /* `"schema".name` (or just the name) into out. */
-static void qualify(struct journal *j, const char *name, char *out,
+static void qualify(const pg_session *ps, const char *name, char *out,
 		    size_t len)
 {
-	const char *schema = fence_pg__session(j)->schema;
+	const char *schema = pg_session_schema(ps);
 
 	if (*schema)
 		snprintf(out, len, "\"%s\".\"%s\"", schema, name);
@@ -137,22 +135,22 @@ static void qualify(struct journal *j, const char *name, char *out,
 static int ensure_tables(fence *f, const char *table)
 {
 	struct fence_pg *s = impl(f);
-	struct pg *p = fence_pg__session(&s->main);
+	const char *name = pg_session_schema(s->main);
 	char sql[SQL_MAX * 2], fq[160], eq[160], xq[160], tq[160] = "";
 	char schema[PG_SCHEMA_MAX + 48] = "";
 	int rc;
 
-	if (s->ddl_conn == p->conn &&
+	if (s->ddl_connection == pg_session_connection(s->main) &&
 	    (!table || strcmp(s->ddl_table, table) == 0))
 		return 0;
-	qualify(&s->main, "fencecert_fence", fq, sizeof(fq));
-	qualify(&s->main, "fencecert_epoch", eq, sizeof(eq));
-	qualify(&s->main, "fencecert_xact", xq, sizeof(xq));
+	qualify(s->main, "fencecert_fence", fq, sizeof(fq));
+	qualify(s->main, "fencecert_epoch", eq, sizeof(eq));
+	qualify(s->main, "fencecert_xact", xq, sizeof(xq));
 	if (table)
-		qualify(&s->main, table, tq, sizeof(tq));
-	if (*p->schema)
+		qualify(s->main, table, tq, sizeof(tq));
+	if (*name)
 		snprintf(schema, sizeof(schema), "CREATE SCHEMA IF NOT EXISTS "
-			 "\"%s\";", p->schema);
+			 "\"%s\";", name);
 	snprintf(sql, sizeof(sql), "BEGIN; SELECT pg_advisory_xact_lock("
 		 DDL_LOCK_KEY "); %s"
 		 "CREATE TABLE IF NOT EXISTS %s(operation_id text PRIMARY KEY, "
@@ -166,14 +164,14 @@ static int ensure_tables(fence *f, const char *table)
 		 "%s%s%s COMMIT;", schema, fq, eq, xq,
 		 table ? "CREATE TABLE IF NOT EXISTS " : "", tq,
 		 table ? "(row_key text, payload text, operation_id text);" : "");
-	rc = journal_pg__exec_n(&s->main, sql, 0, NULL, PGRES_COMMAND_OK,
-				"create the tables of", NULL);
+	rc = pg_session_exec_n(s->main, sql, 0, NULL, PGRES_COMMAND_OK,
+			       "create the tables of", NULL);
 	if (rc) {
-		journal_pg__rollback(&s->main);
-		return fence_pg__fail(f, &s->main, rc == FC_CORRUPT ?
+		pg_session_rollback(s->main);
+		return fence_pg__fail(f, s->main, rc == FC_CORRUPT ?
 				      FC_FENCE_UNAVAILABLE : rc);
 	}
-	s->ddl_conn = p->conn;
+	s->ddl_connection = pg_session_connection(s->main);
 	snprintf(s->ddl_table, sizeof(s->ddl_table), "%s", table ? table : "");
 	return 0;
 }
@@ -189,23 +187,23 @@ static int pg_prepare(fence *f, const char *op, long long epoch)
 	int rc;
 
 	snprintf(e, sizeof(e), "%lld", epoch);
-	if ((rc = journal_pg__live(&s->main)))
-		return fence_pg__fail(f, &s->main, rc);
+	if ((rc = pg_session_live(s->main)))
+		return fence_pg__fail(f, s->main, rc);
 	if ((rc = ensure_tables(f, NULL)))
 		return rc;
 	/* A prepared transaction of op holds the epoch row: end it. */
 	if (s->kind == PG_FENCE_2PC &&
 	    (rc = fence_pg__resolve_prepared(f, op, 0, NULL)))
 		return rc;
-	rc = journal_pg__exec_n(&s->main, "INSERT INTO fencecert_epoch AS e"
-				"(operation_id, epoch) VALUES($1, $2::bigint) "
-				"ON CONFLICT (operation_id) DO UPDATE SET "
-				"epoch = excluded.epoch WHERE e.epoch <= "
-				"excluded.epoch RETURNING epoch", 2, params,
-				PGRES_TUPLES_OK, "prepare the fence in", &res);
+	rc = pg_session_exec_n(s->main, "INSERT INTO fencecert_epoch AS e"
+			       "(operation_id, epoch) VALUES($1, $2::bigint) "
+			       "ON CONFLICT (operation_id) DO UPDATE SET "
+			       "epoch = excluded.epoch WHERE e.epoch <= "
+			       "excluded.epoch RETURNING epoch", 2, params,
+			       PGRES_TUPLES_OK, "prepare the fence in", &res);
 	if (rc)
 		/* Unknown whether it stuck; prepare is idempotent. */
-		return fence_pg__fail(f, &s->main, FC_FENCE_UNAVAILABLE);
+		return fence_pg__fail(f, s->main, FC_FENCE_UNAVAILABLE);
 	rc = PQntuples(res) == 1 ? 0 :
 	     fence__fail(f, FC_STALE_EPOCH, "epoch %lld for '%s' is stale: a "
 			 "higher epoch is prepared", epoch, op);
@@ -260,7 +258,7 @@ static char *array_literal(const struct fence_batch *b, int payload)
 /* The writes of the apply transaction after its checks. */
 static int write_batch(fence *f, long long epoch, const struct fence_batch *b)
 {
-	struct journal *j = &impl(f)->main;
+	pg_session *ps = impl(f)->main;
 	char sql[SQL_MAX], e[24], n[24], now[24];
 	char *keys = array_literal(b, 0), *vals = array_literal(b, 1);
 	const char *params[5] = { keys, vals, b->operation_id };
@@ -274,15 +272,15 @@ static int write_batch(fence *f, long long epoch, const struct fence_batch *b)
 	if (b->strategy == FENCE_REPLACE) {
 		snprintf(sql, sizeof(sql), "DELETE FROM \"%s\" WHERE row_key = "
 			 "ANY($1::text[])", b->table);
-		rc = journal_pg__exec_n(j, sql, 1, params, PGRES_COMMAND_OK,
-					"delete the replaced rows in", NULL);
+		rc = pg_session_exec_n(ps, sql, 1, params, PGRES_COMMAND_OK,
+				       "delete the replaced rows in", NULL);
 	}
 	if (!rc) {
 		snprintf(sql, sizeof(sql), "INSERT INTO \"%s\"(row_key, payload, "
 			 "operation_id) SELECT k, v, $3 FROM unnest($1::text[], "
 			 "$2::text[]) AS r(k, v)", b->table);
-		rc = journal_pg__exec_n(j, sql, 3, params, PGRES_COMMAND_OK,
-					"insert the rows into", NULL);
+		rc = pg_session_exec_n(ps, sql, 3, params, PGRES_COMMAND_OK,
+				       "insert the rows into", NULL);
 	}
 	if (!rc) {
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -295,15 +293,15 @@ static int write_batch(fence *f, long long epoch, const struct fence_batch *b)
 		params[2] = b->intent_digest;
 		params[3] = n;
 		params[4] = now;
-		rc = journal_pg__exec_n(j, "INSERT INTO fencecert_fence("
-					"operation_id, epoch, intent_digest, rows, "
-					"applied_at) VALUES($1, $2::bigint, $3, "
-					"$4::bigint, $5::bigint)", 5, params,
-					PGRES_COMMAND_OK, "write the fence row in",
-					NULL);
+		rc = pg_session_exec_n(ps, "INSERT INTO fencecert_fence("
+				       "operation_id, epoch, intent_digest, rows, "
+				       "applied_at) VALUES($1, $2::bigint, $3, "
+				       "$4::bigint, $5::bigint)", 5, params,
+				       PGRES_COMMAND_OK, "write the fence row in",
+				       NULL);
 	}
 	if (rc)
-		rc = fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+		rc = fence_pg__fail(f, ps, FC_FENCE_UNAVAILABLE);
 out:
 	free(keys);
 	free(vals);
@@ -316,7 +314,7 @@ static int lock_and_check(fence *f, long long epoch,
 			  const struct fence_batch *b,
 			  enum fence_outcome *outcome)
 {
-	struct journal *j = &impl(f)->main;
+	pg_session *ps = impl(f)->main;
 	const char *op = b->operation_id;
 	char e[24];
 	const char *params[2] = { op, e };
@@ -325,22 +323,22 @@ static int lock_and_check(fence *f, long long epoch,
 	int rc;
 
 	snprintf(e, sizeof(e), "%lld", epoch);
-	rc = journal_pg__exec_n(j, "INSERT INTO fencecert_epoch AS e(operation_id,"
-				" epoch) VALUES($1, $2::bigint) ON CONFLICT "
-				"(operation_id) DO UPDATE SET epoch = "
-				"greatest(e.epoch, excluded.epoch) RETURNING "
-				"epoch", 2, params, PGRES_TUPLES_OK,
-				"lock the epoch in", &res);
+	rc = pg_session_exec_n(ps, "INSERT INTO fencecert_epoch AS e(operation_id,"
+			       " epoch) VALUES($1, $2::bigint) ON CONFLICT "
+			       "(operation_id) DO UPDATE SET epoch = "
+			       "greatest(e.epoch, excluded.epoch) RETURNING "
+			       "epoch", 2, params, PGRES_TUPLES_OK,
+			       "lock the epoch in", &res);
 	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+		return fence_pg__fail(f, ps, FC_FENCE_UNAVAILABLE);
 	cur = atoll(PQgetvalue(res, 0, 0));
 	PQclear(res);
-	rc = journal_pg__exec_n(j, "SELECT epoch, intent_digest FROM "
-				"fencecert_fence WHERE operation_id = $1", 1,
-				params, PGRES_TUPLES_OK, "read the fence in",
-				&res);
+	rc = pg_session_exec_n(ps, "SELECT epoch, intent_digest FROM "
+			       "fencecert_fence WHERE operation_id = $1", 1,
+			       params, PGRES_TUPLES_OK, "read the fence in",
+			       &res);
 	if (rc)
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+		return fence_pg__fail(f, ps, FC_FENCE_UNAVAILABLE);
 	if (PQntuples(res) == 1) {
 		long long had = atoll(PQgetvalue(res, 0, 0));
 		int same = strcmp(PQgetvalue(res, 0, 1), b->intent_digest) == 0;
@@ -370,25 +368,25 @@ static int record_xid(fence *f, long long epoch, const char *op)
 	PGresult *res;
 	int rc;
 
-	rc = journal_pg__exec_n(&s->main, "SELECT pg_current_xact_id()::text", 0,
-				NULL, PGRES_TUPLES_OK, "read the xid in", &res);
+	rc = pg_session_exec_n(s->main, "SELECT pg_current_xact_id()::text", 0,
+			       NULL, PGRES_TUPLES_OK, "read the xid in", &res);
 	if (rc)
-		return fence_pg__fail(f, &s->main, FC_FENCE_UNAVAILABLE);
+		return fence_pg__fail(f, s->main, FC_FENCE_UNAVAILABLE);
 	snprintf(xid, sizeof(xid), "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	snprintf(e, sizeof(e), "%lld", epoch);
-	if ((rc = journal_pg__live(&s->side)) ||
-	    (rc = journal_pg__exec_n(&s->side, "INSERT INTO fencecert_xact("
-				     "operation_id, epoch, xid) VALUES($1, "
-				     "$2::bigint, $3::xid8)", 3, params,
-				     PGRES_COMMAND_OK, "record the xid in",
-				     NULL)))
-		return fence_pg__fail(f, &s->side, FC_FENCE_UNAVAILABLE);
+	if ((rc = pg_session_live(s->side)) ||
+	    (rc = pg_session_exec_n(s->side, "INSERT INTO fencecert_xact("
+				    "operation_id, epoch, xid) VALUES($1, "
+				    "$2::bigint, $3::xid8)", 3, params,
+				    PGRES_COMMAND_OK, "record the xid in",
+				    NULL)))
+		return fence_pg__fail(f, s->side, FC_FENCE_UNAVAILABLE);
 	/* Ours included: the row goes when the fence row comes. */
-	if (journal_pg__exec_n(&s->main, "DELETE FROM fencecert_xact WHERE "
-			       "operation_id = $1", 1, params, PGRES_COMMAND_OK,
-			       "clear the xids in", NULL))
-		return fence_pg__fail(f, &s->main, FC_FENCE_UNAVAILABLE);
+	if (pg_session_exec_n(s->main, "DELETE FROM fencecert_xact WHERE "
+			      "operation_id = $1", 1, params, PGRES_COMMAND_OK,
+			      "clear the xids in", NULL))
+		return fence_pg__fail(f, s->main, FC_FENCE_UNAVAILABLE);
 	return 0;
 }
 
@@ -397,36 +395,32 @@ static int finish(fence *f, long long epoch, const char *op,
 		  enum fence_outcome *outcome)
 {
 	struct fence_pg *s = impl(f);
-	char prefix[256], gid[300], sql[400], *lit;
-	struct pg *p = fence_pg__session(&s->main);
+	char prefix[256], gid[300], lit[GID_LITERAL_MAX], sql[GID_SQL_MAX];
 
 	*outcome = FENCE_OUTCOME_UNKNOWN;
 	if (s->kind == PG_FENCE_TXN) {
-		if (journal_pg__exec_n(&s->main, "COMMIT", 0, NULL,
-				       PGRES_COMMAND_OK, "commit the apply in",
-				       NULL))
-			return fence_pg__fail(f, &s->main, FC_ERR_COMMIT_UNKNOWN);
+		if (pg_session_exec_n(s->main, "COMMIT", 0, NULL,
+				      PGRES_COMMAND_OK, "commit the apply in",
+				      NULL))
+			return fence_pg__fail(f, s->main, FC_ERR_COMMIT_UNKNOWN);
 		*outcome = FENCE_PROVED_PRESENT;
 		return 0;
 	}
-	fence_pg__gid_prefix(&s->main, op, prefix, sizeof(prefix));
+	fence_pg__gid_prefix(s->main, op, prefix, sizeof(prefix));
 	snprintf(gid, sizeof(gid), "%s%lld", prefix, epoch);
-	if (!(lit = PQescapeLiteral(p->conn, gid, strlen(gid)))) {
+	if (pg_session_literal(s->main, gid, lit, sizeof(lit))) {
 		*outcome = FENCE_PROVED_ABSENT;
 		return fence__fail(f, FC_NOMEM, "cannot quote gid '%s'", gid);
 	}
 	snprintf(sql, sizeof(sql), "PREPARE TRANSACTION %s", lit);
-	if (journal_pg__exec_n(&s->main, sql, 0, NULL, PGRES_COMMAND_OK,
-			       "prepare the apply in", NULL)) {
-		PQfreemem(lit);
-		return fence_pg__fail(f, &s->main, FC_ERR_COMMIT_UNKNOWN);
-	}
+	if (pg_session_exec_n(s->main, sql, 0, NULL, PGRES_COMMAND_OK,
+			      "prepare the apply in", NULL))
+		return fence_pg__fail(f, s->main, FC_ERR_COMMIT_UNKNOWN);
 	snprintf(sql, sizeof(sql), "COMMIT PREPARED %s", lit);
-	PQfreemem(lit);
-	if (journal_pg__live(&s->main) ||
-	    journal_pg__exec_n(&s->main, sql, 0, NULL, PGRES_COMMAND_OK,
-			       "commit the prepared apply in", NULL))
-		return fence_pg__fail(f, &s->main, FC_ERR_COMMIT_UNKNOWN);
+	if (pg_session_live(s->main) ||
+	    pg_session_exec_n(s->main, sql, 0, NULL, PGRES_COMMAND_OK,
+			      "commit the prepared apply in", NULL))
+		return fence_pg__fail(f, s->main, FC_ERR_COMMIT_UNKNOWN);
 	*outcome = FENCE_PROVED_PRESENT;
 	return 0;
 }
@@ -438,17 +432,17 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	int rc;
 
 	*outcome = FENCE_PROVED_ABSENT;
-	if ((rc = journal_pg__live(&s->main)))
-		return fence_pg__fail(f, &s->main, rc);
+	if ((rc = pg_session_live(s->main)))
+		return fence_pg__fail(f, s->main, rc);
 	if ((rc = ensure_tables(f, b->table)))
 		return rc;
 	if (s->kind == PG_FENCE_2PC &&
 	    (rc = fence_pg__resolve_prepared(f, b->operation_id, 0, NULL)))
 		return rc;
-	if ((rc = journal_pg__exec_n(&s->main, "BEGIN", 0, NULL,
-				     PGRES_COMMAND_OK, "start the apply in",
-				     NULL)))
-		return fence_pg__fail(f, &s->main, FC_FENCE_UNAVAILABLE);
+	if ((rc = pg_session_exec_n(s->main, "BEGIN", 0, NULL,
+				    PGRES_COMMAND_OK, "start the apply in",
+				    NULL)))
+		return fence_pg__fail(f, s->main, FC_FENCE_UNAVAILABLE);
 	rc = lock_and_check(f, epoch, b, outcome);
 	if (!rc)
 		rc = write_batch(f, epoch, b);
@@ -456,13 +450,15 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 		rc = record_xid(f, epoch, b->operation_id);
 	if (rc) {
 		/* Nothing was committed, and COMMIT will never be sent. */
-		journal_pg__rollback(&s->main);
+		pg_session_rollback(s->main);
 		return rc;
 	}
 	return finish(f, epoch, b->operation_id, outcome);
 }
 
-/* The three tables differ in scheme and name only. */
+/* The three tables differ in scheme and name only.  Both kinds resolve
+ * in-doubt transactions: a pg-txn URL may name a schema where pg-2pc
+ * left one, and the operator must still see and end it. */
 #define PG_FENCE_OPS(scheme_, name_) {		\
 	.scheme = scheme_,			\
 	.name = name_,				\
@@ -472,6 +468,9 @@ static int pg_apply(fence *f, long long epoch, const struct fence_batch *b,
 	.prepare = pg_prepare,			\
 	.apply = pg_apply,			\
 	.probe = fence_pg__probe,		\
+	.features = FENCE_HAS_IN_DOUBT,		\
+	.in_doubt = fence_pg__in_doubt,		\
+	.resolve_in_doubt = fence_pg__resolve_prepared, \
 }
 
 const struct fence_ops fence_pg_txn_ops = PG_FENCE_OPS("postgresql", "pg-txn");

@@ -42,7 +42,7 @@
  *     safety holds, because that apply is then aborted, found absent and
  *     applied once by the next attempt, at the cost of a retry.)  Ending a
  *     session needs the same role as the route (or pg_signal_backend).
- *  4. fence_pg_hands_off() (recover, `fencecert target probe`) makes the
+ *  4. fence_hands_off() (recover, `fencecert target probe`) makes the
  *     probe decide nothing: it answers UNKNOWN while a transaction is
  *     prepared or in flight, so an operator can still choose.
  *  5. probe=fence-row-only (a control, never certified) skips the xid
@@ -75,10 +75,10 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void fence_pg__gid_prefix(struct journal *j, const char *op, char *out,
+void fence_pg__gid_prefix(const pg_session *s, const char *op, char *out,
 			  size_t len)
 {
-	snprintf(out, len, "fencecert:%s:%s:", fence_pg__session(j)->schema, op);
+	snprintf(out, len, "fencecert:%s:%s:", pg_session_schema(s), op);
 }
 
 /* Is gid one of op's: the prefix, then the epoch's digits only. */
@@ -96,35 +96,33 @@ static int gid_is_ops(const char *gid, const char *prefix)
 static int read_op(fence *f, const char *sql, const char *op,
 		   const char *what, PGresult **res)
 {
-	struct journal *j = &impl(f)->main;
+	pg_session *s = impl(f)->main;
 
-	if (journal_pg__exec_n(j, sql, op ? 1 : 0, &op, PGRES_TUPLES_OK, what,
-			       res))
-		return fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+	if (pg_session_exec_n(s, sql, op ? 1 : 0, &op, PGRES_TUPLES_OK, what,
+			      res))
+		return fence_pg__fail(f, s, FC_FENCE_UNAVAILABLE);
 	return 0;
 }
 
 /* List (n_out) or resolve (commit 1 / 0) op's prepared transactions. */
 static int prepared_walk(fence *f, const char *op, int action, int *n)
 {
-	struct journal *j = &impl(f)->main;
-	struct pg *p = fence_pg__session(j);
-	char prefix[256], sql[400];
+	pg_session *s = impl(f)->main;
+	char prefix[256], lit[GID_LITERAL_MAX], sql[GID_SQL_MAX];
 	PGresult *res;
 	int rc, done = 0;
 
 	if (n)
 		*n = 0;
-	if ((rc = journal_pg__live(j)))
-		return fence_pg__fail(f, j, rc);
-	fence_pg__gid_prefix(j, op, prefix, sizeof(prefix));
+	if ((rc = pg_session_live(s)))
+		return fence_pg__fail(f, s, rc);
+	fence_pg__gid_prefix(s, op, prefix, sizeof(prefix));
 	if ((rc = read_op(f, "SELECT gid FROM pg_prepared_xacts WHERE database = "
 			  "current_database() AND starts_with(gid, $1) ORDER BY "
 			  "gid", prefix, "list prepared transactions in", &res)))
 		return rc;
 	for (int i = 0; i < PQntuples(res) && !rc; i++) {
 		const char *gid = PQgetvalue(res, i, 0);
-		char *lit;
 
 		if (!gid_is_ops(gid, prefix))
 			continue;
@@ -132,18 +130,17 @@ static int prepared_walk(fence *f, const char *op, int action, int *n)
 			done++;
 			continue;
 		}
-		if (!(lit = PQescapeLiteral(p->conn, gid, strlen(gid)))) {
+		if (pg_session_literal(s, gid, lit, sizeof(lit))) {
 			rc = fence__fail(f, FC_NOMEM, "cannot quote gid '%s'", gid);
 			break;
 		}
 		snprintf(sql, sizeof(sql), "%s PREPARED %s",
 			 action ? "COMMIT" : "ROLLBACK", lit);
-		PQfreemem(lit);
-		rc = journal_pg__exec_n(j, sql, 0, NULL, PGRES_COMMAND_OK,
-					action ? "commit a prepared apply in" :
-					"roll back a prepared apply in", NULL);
+		rc = pg_session_exec_n(s, sql, 0, NULL, PGRES_COMMAND_OK,
+				       action ? "commit a prepared apply in" :
+				       "roll back a prepared apply in", NULL);
 		if (rc)
-			rc = fence_pg__fail(f, j, FC_FENCE_UNAVAILABLE);
+			rc = fence_pg__fail(f, s, FC_FENCE_UNAVAILABLE);
 		else
 			done++;
 	}
@@ -158,6 +155,11 @@ int fence_pg__resolve_prepared(fence *f, const char *op, int commit, int *n)
 	return prepared_walk(f, op, commit ? 1 : 0, n);
 }
 
+int fence_pg__in_doubt(fence *f, const char *op, int *n)
+{
+	return prepared_walk(f, op, -1, n);
+}
+
 int fence_pg_is(const fence *f)
 {
 	return f && (f->ops == &fence_pg_txn_ops || f->ops == &fence_pg_2pc_ops ||
@@ -166,28 +168,7 @@ int fence_pg_is(const fence *f)
 
 void fence_pg_hands_off(fence *f)
 {
-	if (fence_pg_is(f))
-		impl(f)->hands_off = 1;
-}
-
-/* The public calls, for PostgreSQL fences only. */
-static int public_walk(fence *f, const char *op, int action, int *n)
-{
-	if (n)
-		*n = 0;
-	if (!fence_pg_is(f))
-		return fence__fail(f, FC_USAGE, "not a PostgreSQL target");
-	return prepared_walk(f, op, action, n);
-}
-
-int fence_pg_prepared(fence *f, const char *op, int *n)
-{
-	return public_walk(f, op, -1, n);
-}
-
-int fence_pg_resolve_prepared(fence *f, const char *op, int commit, int *n)
-{
-	return public_walk(f, op, commit ? 1 : 0, n);
+	fence_hands_off(f);
 }
 
 /* What one read of op showed. */
@@ -258,7 +239,7 @@ static int prepared_step(fence *f, const char *op)
 
 	if (s->row_only)
 		return 0;
-	if (!s->hands_off)
+	if (!f->hands_off)
 		return s->kind == PG_FENCE_2PC ?
 		       fence_pg__resolve_prepared(f, op, 0, NULL) : 0;
 	if ((rc = prepared_walk(f, op, -1, &n)))
@@ -304,15 +285,15 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 	int rc, exists = 0, committed_seen = 0, step = WAIT_STEP_MIN_MS;
 	struct sight seen;
 
-	if ((rc = journal_pg__live(&s->main)))
-		return fence_pg__fail(f, &s->main, rc);
+	if ((rc = pg_session_live(s->main)))
+		return fence_pg__fail(f, s->main, rc);
 	if ((rc = fence_table_exists(f, &exists)))
 		return rc;
 	if (!exists) {
 		out->answer = FENCE_ABSENT;
 		return 0;
 	}
-	deadline = mono_ms() + fence_pg__session(&s->main)->timeout_ms;
+	deadline = mono_ms() + pg_session_timeout_ms(s->main);
 	for (int round = 0;; round++) {
 		if ((rc = prepared_step(f, op)))
 			return rc;
@@ -329,10 +310,10 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 			out->answer = FENCE_ABSENT;
 			return 0;
 		}
-		if (seen.in_progress && (s->hands_off || mono_ms() >= deadline))
+		if (seen.in_progress && (f->hands_off || mono_ms() >= deadline))
 			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
 					   "of '%s' is still in progress%s: it "
-					   "may still commit", op, s->hands_off ?
+					   "may still commit", op, f->hands_off ?
 					   "" : " after its session was ended");
 		if (seen.in_progress && round == 0 &&
 		    (rc = end_in_flight(f, op)))

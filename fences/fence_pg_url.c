@@ -1,14 +1,16 @@
 /*
  * fence_pg_url.c -- the fencecert-only parameters of a "postgresql://"
  * target URL (fence=, probe=), taken off before the session (and libpq)
- * sees the rest.  Shared by the fences (fence_pg.c) and the observer
- * (target_pg.c); the parameters are listed in fence_pg_impl.h.
+ * sees the rest, and the target session opened on what remains.  Shared
+ * by the fences (fence_pg.c) and the observer (target_pg.c); the
+ * parameters are listed in fence_pg_impl.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fences/fence_pg_impl.h"
+#include "journal/journal.h"
 
 int pg_target__is_url(const char *url)
 {
@@ -77,4 +79,19 @@ void pg_target__url_release(struct pg_target_url *u)
 		explicit_bzero(u->session_url, strlen(u->session_url));
 	free(u->session_url);
 	u->session_url = NULL;
+}
+
+int pg_target__open_session(const char *session_url, int connect,
+			    pg_session **out, char *err, size_t errlen)
+{
+	char shown[256];
+	const struct pg_session_conf conf = {
+		.kind = "target",
+		.shown = shown,
+		.unavailable = FC_FENCE_UNAVAILABLE,
+		.connect = connect,
+	};
+
+	journal_redact_url(session_url, shown, sizeof(shown));
+	return pg_session_open(session_url, &conf, out, err, errlen);
 }

@@ -19,7 +19,7 @@
 #include "fences/target_pg.h"
 
 struct observer {
-	struct journal j; /* message holder of the session */
+	pg_session *s;
 };
 
 static int obs_open(const char *url, struct observer *o, char *err,
@@ -31,16 +31,14 @@ static int obs_open(const char *url, struct observer *o, char *err,
 	memset(o, 0, sizeof(*o));
 	if ((rc = pg_target__parse_url(url, &u, err, errlen)))
 		return rc;
-	rc = journal_pg__open_as(&o->j, u.session_url, "target",
-				 FC_FENCE_UNAVAILABLE, 1);
+	rc = pg_target__open_session(u.session_url, 1, &o->s, err, errlen);
 	pg_target__url_release(&u);
-	if (!rc)
-		rc = journal_pg__exec_n(&o->j, "BEGIN READ ONLY", 0, NULL,
-					PGRES_COMMAND_OK, "read", NULL);
+	if (!rc && (rc = pg_session_exec_n(o->s, "BEGIN READ ONLY", 0, NULL,
+					   PGRES_COMMAND_OK, "read", NULL)))
+		snprintf(err, errlen, "%s", pg_session_errmsg(o->s));
 	if (rc) {
-		snprintf(err, errlen, "%s", o->j.errmsg);
-		journal_pg__close(o->j.impl);
-		o->j.impl = NULL;
+		pg_session_close(o->s);
+		o->s = NULL;
 		return rc == FC_CORRUPT ? FC_FENCE_UNAVAILABLE : rc;
 	}
 	return 0;
@@ -48,18 +46,18 @@ static int obs_open(const char *url, struct observer *o, char *err,
 
 static void obs_close(struct observer *o)
 {
-	journal_pg__close(o->j.impl); /* closing ends the transaction */
+	pg_session_close(o->s); /* closing ends the transaction */
 }
 
 /* Run a read; FC_FENCE_UNAVAILABLE with the message in err. */
 static int obs_read(struct observer *o, const char *sql, const char *param,
 		    PGresult **res, char *err, size_t errlen)
 {
-	int rc = journal_pg__exec_n(&o->j, sql, param ? 1 : 0, &param,
-				    PGRES_TUPLES_OK, "read", res);
+	int rc = pg_session_exec_n(o->s, sql, param ? 1 : 0, &param,
+				   PGRES_TUPLES_OK, "read", res);
 
 	if (rc)
-		snprintf(err, errlen, "%s", o->j.errmsg);
+		snprintf(err, errlen, "%s", pg_session_errmsg(o->s));
 	return rc ? FC_FENCE_UNAVAILABLE : 0;
 }
 

@@ -1,7 +1,10 @@
 /*
  * target_pg.h -- the read-only observer (target.h) for "postgresql://"
- * targets.  target.c dispatches here by scheme; the semantics, callbacks,
- * sorting and error codes are target.h's.  Layout: fence_pg.c.
+ * targets.  Owner: target_pg.c.  target.c dispatches here by scheme, and
+ * harness/run/observe.c asks target_pg_is_url(); everyone else goes
+ * through target.h, whose semantics, callbacks, sorting and error codes
+ * these follow.  Invariants (nothing written, bytewise order, rows
+ * counted): target_pg.c.  Layout: fence_pg.c.
  */
 #ifndef FENCECERT_TARGET_PG_H
 #define FENCECERT_TARGET_PG_H

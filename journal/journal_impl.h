@@ -1,6 +1,14 @@
 /*
- * journal_impl.h -- what journal adapters see of struct journal.  Only
- * journal.c and journal_<backend>.c include this file.
+ * journal_impl.h -- what journal adapters see of struct journal, and the
+ * ops table each fills.  Only journal/ includes this file: journal.c and
+ * the adapters (journal_<backend>*.c, directly or through their own
+ * journal_<backend>_impl.h).  journal__ names never leave journal/.
+ *
+ * An adapter may rely on journal.c having validated the request; it
+ * records failures with journal__fail(), sets j->impl in open() only on
+ * success, and writes nothing when j->readonly.  Resources an adapter
+ * shares with other layers (the PostgreSQL session, common/pg_session.h)
+ * are held through their own objects, never through a struct journal.
  */
 #ifndef FENCECERT_JOURNAL_IMPL_H
 #define FENCECERT_JOURNAL_IMPL_H

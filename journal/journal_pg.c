@@ -47,7 +47,9 @@
  *     re-sent; the caller re-reads and reconciles.
  *  6. Statements are prepared once per connection, lazily, and run with
  *     generic plans: each is a primary-key lookup, planned once.
- *     Invariants 4-6 and 8 are kept by journal_pg_session.c.
+ *     Invariants 4-6 and 8 are kept by the session (common/pg_session.h),
+ *     which this file holds in struct journal_pg; every message the
+ *     session records is copied onto the journal (pg_failed()).
  *  7. Timestamps are the client's journal_now_ms(), as in every adapter;
  *     updated_at never goes backwards for one operation.
  *  8. Messages carry the URL only through journal_redact_url(), and libpq's
@@ -68,6 +70,7 @@
 #include <string.h>
 
 #include "common/pg_session.h"
+#include "journal/journal_impl.h"
 
 #define PG_CAS_TRIES 5
 #define PG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -207,11 +210,48 @@ static const struct pg_migration {
 	  "  purged_at bigint NOT NULL);" },
 };
 
+/* j->impl of a PostgreSQL journal. */
+struct journal_pg {
+	pg_session *s;
+	int ready;           /* schema seen at JOURNAL_SCHEMA_VERSION */
+};
+
+static pg_session *session(journal *j)
+{
+	return ((struct journal_pg *)j->impl)->s;
+}
+
+/* The session's redacted URL, for messages. */
+static const char *pg_url(journal *j)
+{
+	return pg_session_url(session(j));
+}
+
+/* A session call's result: on failure its message becomes the journal's. */
+static int pg_failed(journal *j, int rc)
+{
+	return rc ? journal__fail(j, rc, "%s", pg_session_errmsg(session(j)))
+		  : 0;
+}
+
+static int pg_exec(journal *j, const char *sql, const char *param,
+		   ExecStatusType want, const char *what, PGresult **out)
+{
+	return pg_failed(j, pg_session_exec(session(j), sql, param, want, what,
+					    out));
+}
+
+static int pg_live(journal *j)
+{
+	return pg_failed(j, pg_session_live(session(j)));
+}
+
 static int pg_run(journal *j, enum pg_stmt_id id, int n,
 		  const char *const *params, const char *what, PGresult **out)
 {
-	return journal_pg__run(j, &pg_stmts[id], (unsigned)id, n, params,
-			       PGRES_TUPLES_OK, what, out);
+	return pg_failed(j, pg_session_run(session(j), &pg_stmts[id],
+					   (unsigned)id, n, params,
+					   PGRES_TUPLES_OK, what, out));
 }
 
 /* ---- rows --------------------------------------------------------------- */
@@ -224,7 +264,7 @@ static int pg_text(journal *j, const PGresult *r, int row, int col, char *out,
 	if (n >= len)
 		return journal__fail(j, FC_CORRUPT, "column '%s' too long in "
 				     "journal '%s'", PQfname(r, col),
-				     ((struct pg *)j->impl)->url);
+				     pg_url(j));
 	memcpy(out, PQgetvalue(r, row, col), n);
 	out[n] = '\0';
 	return 0;
@@ -242,7 +282,7 @@ static int pg_ll(journal *j, const PGresult *r, int row, int col,
 		return journal__fail(j, FC_CORRUPT, "column '%s' is not an "
 				     "integer ('%.32s') in journal '%s'",
 				     PQfname(r, col), v,
-				     ((struct pg *)j->impl)->url);
+				     pg_url(j));
 	return 0;
 }
 
@@ -258,7 +298,7 @@ static int pg_state(journal *j, const PGresult *r, int row, int col,
 	if (!state_parse(v, out))
 		return 0;
 	return journal__fail(j, FC_CORRUPT, "unknown state '%.32s' in journal "
-			     "'%s'", v, ((struct pg *)j->impl)->url);
+			     "'%s'", v, pg_url(j));
 }
 
 /* Columns COLS starting at column `c` of row `row`. */
@@ -310,7 +350,7 @@ static int pg_alloc(journal *j, void **arr, size_t n, size_t elem)
 		return 0;
 	if (n > SIZE_MAX / elem || !(*arr = calloc(n, elem)))
 		return journal__fail(j, FC_NOMEM, "out of memory reading "
-				     "journal '%s'", ((struct pg *)j->impl)->url);
+				     "journal '%s'", pg_url(j));
 	return 0;
 }
 
@@ -331,7 +371,6 @@ static void pg_state_array(state_set set, char *out, size_t len)
 /* Read op's entry: 0, FC_NOT_FOUND (with a message) or another error. */
 static int pg_lookup(journal *j, const char *op, struct journal_entry *e)
 {
-	struct pg *p = j->impl;
 	PGresult *res;
 	int rc;
 
@@ -339,7 +378,7 @@ static int pg_lookup(journal *j, const char *op, struct journal_entry *e)
 		return rc;
 	if (PQntuples(res) == 0)
 		rc = journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
-				   "in journal '%s'", op, p->url);
+				   "in journal '%s'", op, pg_url(j));
 	else
 		rc = pg_row_entry(j, res, 0, 0, e);
 	PQclear(res);
@@ -351,15 +390,14 @@ static int pg_lookup(journal *j, const char *op, struct journal_entry *e)
 /* Schema statements are plain text: the tables may not exist yet. */
 static int pg_cmd(journal *j, const char *sql, const char *param)
 {
-	return journal_pg__exec(j, sql, param, PGRES_COMMAND_OK, "migrate",
-				NULL);
+	return pg_exec(j, sql, param, PGRES_COMMAND_OK, "migrate", NULL);
 }
 
 static int pg_query(journal *j, const char *sql, const char *param,
 		    PGresult **res)
 {
-	return journal_pg__exec(j, sql, param, PGRES_TUPLES_OK,
-				"read the schema of", res);
+	return pg_exec(j, sql, param, PGRES_TUPLES_OK, "read the schema of",
+		       res);
 }
 
 static int pg_read_version(journal *j, int *version)
@@ -385,7 +423,7 @@ static int pg_read_version(journal *j, int *version)
 	if (v < 0 || v > INT_MAX)
 		return journal__fail(j, FC_CORRUPT, "schema version %lld of "
 				     "journal '%s' is not valid", v,
-				     ((struct pg *)j->impl)->url);
+				     pg_url(j));
 	*version = (int)v;
 	return 0;
 }
@@ -394,7 +432,7 @@ static int pg_newer(journal *j, int v)
 {
 	return journal__fail(j, FC_USAGE, "journal '%s' has schema version %d, "
 			     "newer than this fencecert supports (%d)",
-			     ((struct pg *)j->impl)->url, v,
+			     pg_url(j), v,
 			     JOURNAL_SCHEMA_VERSION);
 }
 
@@ -405,15 +443,14 @@ static int pg_newer(journal *j, int v)
  */
 static int pg_migrate_step(journal *j, const struct pg_migration *m)
 {
-	struct pg *p = j->impl;
+	const char *schema = pg_session_schema(session(j));
 	char key[96], sql[160];
 	int rc, v;
 
-	snprintf(key, sizeof(key), "fencecert migrate %s", p->schema);
+	snprintf(key, sizeof(key), "fencecert migrate %s", schema);
 	if ((rc = pg_cmd(j, "BEGIN", NULL)) ||
-	    (rc = journal_pg__exec(j, "SELECT pg_advisory_xact_lock("
-				   "hashtext($1))", key, PGRES_TUPLES_OK,
-				   "lock", NULL)) ||
+	    (rc = pg_exec(j, "SELECT pg_advisory_xact_lock(hashtext($1))",
+			  key, PGRES_TUPLES_OK, "lock", NULL)) ||
 	    (rc = pg_read_version(j, &v)))
 		goto out;
 	if (v > JOURNAL_SCHEMA_VERSION) {
@@ -422,9 +459,9 @@ static int pg_migrate_step(journal *j, const struct pg_migration *m)
 	}
 	if (v >= m->to)
 		goto out;
-	if (v == 0 && p->schema[0]) {
+	if (v == 0 && schema[0]) {
 		snprintf(sql, sizeof(sql), "CREATE SCHEMA IF NOT EXISTS %s",
-			 p->schema);
+			 schema);
 		if ((rc = pg_cmd(j, sql, NULL)))
 			goto out;
 	}
@@ -435,7 +472,7 @@ static int pg_migrate_step(journal *j, const struct pg_migration *m)
 		goto out;
 	return 0;
 out:
-	journal_pg__rollback(j);
+	pg_session_rollback(session(j));
 	return rc;
 }
 
@@ -453,10 +490,10 @@ static int pg_upgrade(journal *j)
  * (created implicitly when absent, as in the SQLite adapter). */
 static int pg_ready(journal *j)
 {
-	struct pg *p = j->impl;
+	struct journal_pg *p = j->impl;
 	int rc, v;
 
-	if ((rc = journal_pg__live(j)))
+	if ((rc = pg_live(j)))
 		return rc;
 	if (p->ready)
 		return 0;
@@ -465,7 +502,7 @@ static int pg_ready(journal *j)
 	if (v == 0 && j->readonly)
 		rc = journal__fail(j, FC_JOURNAL_UNAVAILABLE, "journal '%s' has no "
 				   "fencecert schema; opened read-only, nothing "
-				   "created", p->url);
+				   "created", pg_url(j));
 	else if (v == 0)
 		rc = pg_upgrade(j);
 	else if (v > JOURNAL_SCHEMA_VERSION)
@@ -473,7 +510,7 @@ static int pg_ready(journal *j)
 	else if (v < JOURNAL_SCHEMA_VERSION)
 		rc = journal__fail(j, FC_USAGE, "journal '%s' has schema "
 				   "version %d, this fencecert needs %d; run "
-				   "'fencecert journal migrate'", p->url, v,
+				   "'fencecert journal migrate'", pg_url(j), v,
 				   JOURNAL_SCHEMA_VERSION);
 	if (!rc)
 		p->ready = 1;
@@ -482,6 +519,42 @@ static int pg_ready(journal *j)
 
 /* ---- the port ----------------------------------------------------------- */
 
+/* Connect now: a wrong URL or a dead server shows at open. */
+static int pg_open(journal *j, const char *url)
+{
+	struct journal_pg *p = calloc(1, sizeof(*p));
+	char shown[256];
+	struct pg_session_conf conf = {
+		.kind = "journal",
+		.shown = shown,
+		.unavailable = FC_JOURNAL_UNAVAILABLE,
+		.readonly = j->readonly,
+		.connect = 1,
+	};
+	int rc;
+
+	if (!p)
+		return journal__fail(j, FC_NOMEM, "out of memory opening a "
+				     "journal");
+	journal_redact_url(url, shown, sizeof(shown));
+	if ((rc = pg_session_open(url, &conf, &p->s, j->errmsg,
+				  sizeof(j->errmsg)))) {
+		free(p);
+		return rc;
+	}
+	j->impl = p;
+	return 0;
+}
+
+static void pg_close(void *impl)
+{
+	struct journal_pg *p = impl;
+
+	if (p)
+		pg_session_close(p->s);
+	free(p);
+}
+
 static int pg_init(journal *j)
 {
 	return pg_ready(j);
@@ -489,10 +562,10 @@ static int pg_init(journal *j)
 
 static int pg_migrate(journal *j, int *from, int *to)
 {
-	struct pg *p = j->impl;
+	struct journal_pg *p = j->impl;
 	int rc, v;
 
-	if ((rc = journal_pg__live(j)) || (rc = pg_read_version(j, &v)))
+	if ((rc = pg_live(j)) || (rc = pg_read_version(j, &v)))
 		return rc;
 	if (v > JOURNAL_SCHEMA_VERSION)
 		return pg_newer(j, v);
@@ -528,7 +601,7 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 	if (!res)
 		return journal__fail(j, FC_JOURNAL_UNAVAILABLE, "operation "
 				     "'%s' kept changing in journal '%s'", op,
-				     ((struct pg *)j->impl)->url);
+				     pg_url(j));
 	made = atoi(PQgetvalue(res, 0, 0));
 	rc = made == 2 ? 0 : pg_row_entry(j, res, 0, 1, &e);
 	PQclear(res);
@@ -540,7 +613,7 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 		return journal__fail(j, FC_PURGED, "operation '%s' was purged "
 				     "from journal '%s' after completing; "
 				     "refusing to create it again", op,
-				     ((struct pg *)j->impl)->url);
+				     pg_url(j));
 	if (!made && strcmp(e.intent_digest, intent) != 0)
 		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict on "
 				     "'%s': journal holds '%s', caller has '%s'",
@@ -600,7 +673,7 @@ static int pg_cas(journal *j, const struct journal_cas *req,
 	}
 	return journal__fail(j, FC_CAS_CONFLICT, "operation '%s' kept changing "
 			     "under cas in journal '%s'", req->operation_id,
-			     ((struct pg *)j->impl)->url);
+			     pg_url(j));
 }
 
 static int pg_history(journal *j, const char *op,
@@ -618,7 +691,7 @@ static int pg_history(journal *j, const char *op,
 	if (rows == 0)
 		rc = journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
 				   "in journal '%s'", op,
-				   ((struct pg *)j->impl)->url);
+				   pg_url(j));
 	else
 		rc = pg_alloc(j, (void **)&arr, (size_t)rows, sizeof(*arr));
 	for (int i = 0; !rc && i < rows; i++)
@@ -698,7 +771,7 @@ static int pg_acquire_lease(journal *j, const char *op, const char *owner,
 	}
 	return journal__fail(j, FC_JOURNAL_UNAVAILABLE, "lease on '%s' kept "
 			     "changing in journal '%s'", op,
-			     ((struct pg *)j->impl)->url);
+			     pg_url(j));
 }
 
 static int pg_purge(journal *j, long long before,
@@ -734,8 +807,8 @@ static int pg_purge(journal *j, long long before,
 
 const struct journal_ops journal_pg_ops = {
 	.scheme = "postgresql",
-	.open = journal_pg__open,
-	.close = journal_pg__close,
+	.open = pg_open,
+	.close = pg_close,
 	.init = pg_init,
 	.migrate = pg_migrate,
 	.create_or_get = pg_create_or_get,

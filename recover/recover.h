@@ -2,11 +2,14 @@
  * recover.h -- what an operator may do with a stopped operation, decided
  * from facts alone.
  *
- * `fencecert recover` (recover_cli.c) gathers the facts -- the journal
- * entry, the fence's probe, the lease -- and asks this module which actions
- * are safe.  No I/O happens here, so every combination of state and fence
- * answer is pinned by a table-driven test (tests/test_recover.c), and the
- * audit record an action leaves in the journal has one shape.
+ * Owner: recover.c.  The recovery tool (recover_tool.h; recover_facts.c
+ * gathers the facts -- the journal entry, the fence's probe, the lease, a
+ * pending prepared transaction) asks this module which actions are safe;
+ * recover/ and the tests include it, and so may anyone who needs the
+ * action and verdict names.  No I/O happens here, so every combination of
+ * state and fence answer is pinned by a table-driven test
+ * (tests/test_recover.c), and the audit record an action leaves in the
+ * journal has one shape.
  *
  * The rules, in the order recover_plan_compute() applies them:
  *
@@ -56,7 +59,7 @@ enum recover_verdict {
 	RECOVER_NOT_APPLICABLE, /* the target holds nothing it acts on */
 };
 
-/* What recover_cli.c found out, and all a plan depends on. */
+/* What recover_facts.c found out, and all a plan depends on. */
 struct recover_facts {
 	enum fc_state state;
 	enum fence_probe_answer answer;

@@ -1,6 +1,6 @@
 /*
- * recover_apply.c -- `fencecert recover apply`: carry out one action the
- * plan allows, as an audited compare-and-set.
+ * recover_apply.c -- recover_apply() (`fencecert recover apply`): carry
+ * out one action the plan allows, as an audited compare-and-set.
  *
  * Invariants:
  *  1. apply gathers the facts afresh and decides again (recover.c); a
@@ -20,9 +20,10 @@
  *     nothing); a fencing step that fails under --force is skipped and
  *     the audit shows no fenced epoch.
  *  5. commit-prepared / rollback-prepared resolve the operation's prepared
- *     transaction at the target first, then probe again: the journal moves
- *     only when the fence now proves what the action claims (APPLIED /
- *     ABSENT), and the audit carries that proof.
+ *     transaction at the target first (fence_resolve_in_doubt()), then
+ *     probe again: the journal moves only when the fence now proves what
+ *     the action claims (APPLIED / ABSENT), and the audit carries that
+ *     proof.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +31,10 @@
 
 #include <jansson.h>
 
-#include "fences/fence_pg.h"
 #include "journal/journal_json.h"
 #include "common/cli.h"
 #include "recover/recover_impl.h"
+#include "recover/recover_tool.h"
 
 /* Recovery holds its lease only across prepare + probe + CAS.  Safety
  * rests on the epoch, not on the lease running: a short lease lets the
@@ -47,30 +48,30 @@
 /* Whether option o may be carried out now; 0 or an exit status. */
 static int allowed(const struct recover_ctx *c, const struct recover_option *o)
 {
-	const char *act = recover_action_name(c->a->action);
+	const char *act = recover_action_name(c->r->action);
 	char span[32];
 
 	switch (o->verdict) {
 	case RECOVER_SAFE:
 		return 0;
 	case RECOVER_FORCE_ONLY:
-		if (c->a->seen & O_FORCE) {
+		if (c->r->force) {
 			recover__warn("forcing '%s' on '%s' without proof "
-				      "from the fence: %s", act, c->a->op,
+				      "from the fence: %s", act, c->r->op,
 				      o->why);
 			return 0;
 		}
 		return cli_fail(FC_ILLEGAL_TRANSITION, "action '%s' on '%s' "
-				"needs --force: %s", act, c->a->op, o->why);
+				"needs --force: %s", act, c->r->op, o->why);
 	case RECOVER_WAIT:
 		return cli_fail(FC_LEASE_HELD, "action '%s' on '%s' must wait: "
 				"lease of '%s' (epoch %lld) ends in %s", act,
-				c->a->op, c->e.lease_owner, c->e.lease_epoch,
+				c->r->op, c->e.lease_owner, c->e.lease_epoch,
 				recover__fmt_span(c->e.lease_expires_at - c->now,
 						  span, sizeof(span)));
 	default:
 		return cli_fail(FC_ILLEGAL_TRANSITION, "refusing '%s' on '%s' "
-				"(%s): %s", act, c->a->op,
+				"(%s): %s", act, c->r->op,
 				state_name(c->e.state), o->why);
 	}
 }
@@ -79,7 +80,7 @@ static int conflict(const struct recover_ctx *c, const char *what)
 {
 	return cli_fail(FC_RECOVERY_CONFLICT, "operation '%s' changed while "
 			"recovering (%s); run 'fencecert recover plan' again",
-			c->a->op, what);
+			c->r->op, what);
 }
 
 /* A fencing step failed: fatal unless forced, where the action goes on
@@ -87,11 +88,11 @@ static int conflict(const struct recover_ctx *c, const char *what)
 static int fencing_failed(const struct recover_ctx *c, int code,
 			  const char *msg)
 {
-	if (!(c->a->seen & O_FORCE))
+	if (!(c->r->force))
 		return cli_fail(code, "cannot fence out older attempts of "
-				"'%s': %s", c->a->op, msg);
+				"'%s': %s", c->r->op, msg);
 	recover__warn("cannot fence out older attempts of '%s' (%s); going on "
-		      "because of --force", c->a->op, msg);
+		      "because of --force", c->r->op, msg);
 	return 0;
 }
 
@@ -105,18 +106,18 @@ static int fence_out(struct recover_ctx *c, long long *fenced)
 	struct journal_entry leased;
 	int rc;
 
-	rc = journal_acquire_lease(c->j, c->a->op, RECOVER_LEASE_OWNER,
+	rc = journal_acquire_lease(c->j, c->r->op, RECOVER_LEASE_OWNER,
 				   RECOVER_LEASE_TTL_MS, &leased);
 	if (rc == FC_LEASE_HELD)
 		return cli_fail(rc, "cannot take the lease of '%s': %s",
-				c->a->op, journal_errmsg(c->j));
+				c->r->op, journal_errmsg(c->j));
 	if (rc)
 		return fencing_failed(c, rc, journal_errmsg(c->j));
 	if (leased.version != c->e.version)
 		return conflict(c, "its version moved before the lease");
 	if (!c->f)
 		return fencing_failed(c, FC_FENCE_UNAVAILABLE, c->probe_err);
-	rc = fence_prepare(c->f, c->a->op, leased.lease_epoch);
+	rc = fence_prepare(c->f, c->r->op, leased.lease_epoch);
 	if (rc == FC_STALE_EPOCH)
 		return conflict(c, "a newer epoch prepared the fence");
 	if (rc)
@@ -141,10 +142,10 @@ static int recheck(struct recover_ctx *c, const struct recover_option *before,
 		return cli_fail(FC_RECOVERY_CONFLICT, "after fencing '%s', the "
 				"fence shows it applied at epoch %lld: an older "
 				"attempt landed it; run 'fencecert recover "
-				"plan' again", c->a->op, c->p.epoch);
+				"plan' again", c->r->op, c->p.epoch);
 	if (now->verdict == RECOVER_FORCE_ONLY)
 		return cli_fail(FC_FENCE_UNAVAILABLE, "cannot prove '%s' "
-				"absent after fencing: %s", c->a->op,
+				"absent after fencing: %s", c->r->op,
 				c->probe_err);
 	return allowed(c, now);
 }
@@ -162,22 +163,22 @@ static int report_applied(const struct recover_ctx *c,
 			  const struct journal_entry *before,
 			  const struct journal_entry *after, bool forced)
 {
-	if (c->a->seen & O_JSON) {
+	if (c->r->json) {
 		/* The audit record is after.evidence. */
 		return recover__print_json(json_pack("{s:s, s:s, s:b, "
-			"s:{s:s, s:I}, s:o, s:s}", "operation_id", c->a->op,
-			"action", recover_action_name(c->a->action),
+			"s:{s:s, s:I}, s:o, s:s}", "operation_id", c->r->op,
+			"action", recover_action_name(c->r->action),
 			"forced", forced, "before", "state",
 			state_name(before->state), "version",
 			(json_int_t)before->version,
 			"after", journal_entry_to_json(after),
 			"next", after_hint(after->state)));
 	}
-	printf("recovered  %s\n", c->a->op);
+	printf("recovered  %s\n", c->r->op);
 	printf("           %s (v%lld) -> %s (v%lld) by '%s' with %s%s\n",
 	       state_name(before->state), before->version,
-	       state_name(after->state), after->version, c->a->actor,
-	       recover_action_name(c->a->action), forced ? " (forced)" : "");
+	       state_name(after->state), after->version, c->r->actor,
+	       recover_action_name(c->r->action), forced ? " (forced)" : "");
 	recover__print_fence_line(c);
 	printf("next       %s\n", after_hint(after->state));
 	return recover__flush_text();
@@ -187,8 +188,8 @@ static int move(struct recover_ctx *c, const struct recover_option *o,
 		long long fenced, bool forced)
 {
 	struct recover_audit au = {
-		.actor = c->a->actor, .reason = c->a->reason,
-		.action = c->a->action, .forced = forced,
+		.actor = c->r->actor, .reason = c->r->reason,
+		.action = c->r->action, .forced = forced,
 		.at = journal_now_ms(), .before_state = c->e.state,
 		.before_version = c->e.version, .after_state = o->next,
 		.answer = c->p.answer, .applied_epoch = c->p.epoch,
@@ -196,8 +197,8 @@ static int move(struct recover_ctx *c, const struct recover_option *o,
 		.fence_name = c->f ? fence_name(c->f) : NULL,
 	};
 	struct journal_cas req = {
-		.operation_id = c->a->op,
-		.expected_version = c->a->expect,
+		.operation_id = c->r->op,
+		.expected_version = c->r->expect,
 		.expected_states = STATE_BIT(c->e.state),
 		.next = o->next,
 		.epoch = 0, /* the operator's: no lease check */
@@ -223,13 +224,13 @@ static int move(struct recover_ctx *c, const struct recover_option *o,
 /* Invariant 5: COMMIT PREPARED or ROLLBACK PREPARED, then prove it. */
 static int resolve_prepared(struct recover_ctx *c)
 {
-	bool commit = c->a->action == RECOVER_COMMIT_PREPARED;
+	bool commit = c->r->action == RECOVER_COMMIT_PREPARED;
 	enum fence_probe_answer want = commit ? FENCE_APPLIED : FENCE_ABSENT;
-	int n = 0, rc = fence_pg_resolve_prepared(c->f, c->a->op, commit, &n);
+	int n = 0, rc = fence_resolve_in_doubt(c->f, c->r->op, commit, &n);
 
 	if (rc)
 		return cli_fail(rc, "cannot %s the prepared transaction of '%s': "
-				"%s", commit ? "commit" : "roll back", c->a->op,
+				"%s", commit ? "commit" : "roll back", c->r->op,
 				fence_errmsg(c->f));
 	if (n == 0)
 		return conflict(c, "its prepared transaction was resolved "
@@ -238,14 +239,14 @@ static int resolve_prepared(struct recover_ctx *c)
 	if (c->p.answer != want)
 		return cli_fail(FC_RECOVERY_CONFLICT, "after %s the prepared "
 				"transaction of '%s' the fence answers %s, not %s%s%s",
-				commit ? "committing" : "rolling back", c->a->op,
+				commit ? "committing" : "rolling back", c->r->op,
 				recover_answer_name(c->p.answer),
 				recover_answer_name(want), *c->probe_err ? ": " : "",
 				c->probe_err);
 	return 0;
 }
 
-int recover__run_apply(struct recover_ctx *c)
+static int run_apply(struct recover_ctx *c)
 {
 	struct recover_plan plan, again;
 	struct recover_option *o;
@@ -256,28 +257,33 @@ int recover__run_apply(struct recover_ctx *c)
 	c->writes = true;
 	if ((rc = recover__gather(c)))
 		return rc;
-	if (c->e.version != c->a->expect)
+	if (c->e.version != c->r->expect)
 		return cli_fail(FC_RECOVERY_CONFLICT, "operation '%s' is at "
 				"version %lld (%s), not %lld: it changed since "
 				"it was planned; run 'fencecert recover plan' "
-				"again", c->a->op, c->e.version,
-				state_name(c->e.state), c->a->expect);
+				"again", c->r->op, c->e.version,
+				state_name(c->e.state), c->r->expect);
 	recover_plan_compute(&c->facts, &plan);
-	o = &plan.options[c->a->action];
+	o = &plan.options[c->r->action];
 	if ((rc = allowed(c, o)))
 		return rc;
 	forced = o->verdict == RECOVER_FORCE_ONLY;
-	if ((c->a->action == RECOVER_COMMIT_PREPARED ||
-	     c->a->action == RECOVER_ROLLBACK_PREPARED) &&
+	if ((c->r->action == RECOVER_COMMIT_PREPARED ||
+	     c->r->action == RECOVER_ROLLBACK_PREPARED) &&
 	    (rc = resolve_prepared(c)))
 		return rc;
 	if (o->fences_first) {
 		if ((rc = fence_out(c, &fenced)))
 			return rc;
 		recover_plan_compute(&c->facts, &again);
-		if ((rc = recheck(c, o, &again.options[c->a->action])))
+		if ((rc = recheck(c, o, &again.options[c->r->action])))
 			return rc;
 	}
 	return move(c, o, fenced, forced);
 }
 
+
+int recover_apply(const struct recover_request *r)
+{
+	return recover__run(r, run_apply);
+}

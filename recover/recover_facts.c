@@ -1,14 +1,16 @@
 /*
- * recover_facts.c -- the facts `fencecert recover` decides on, and the
- * output every subcommand shares.
+ * recover_facts.c -- the facts every subcommand of the recovery tool
+ * decides on (recover_impl.h), the output they share, and recover__run(),
+ * which gives each call of recover_tool.h its context and releases it.
  *
  * Invariants:
  *  1. Gathering writes nothing: inspect, plan and list open the journal
  *     read-only (journal_open_readonly(): no schema created, no pragma,
  *     a read-only PostgreSQL session), apply opens it read-write but only
  *     reads while gathering; a sqlite: journal that does not exist is
- *     NOT_FOUND instead of being created; and the fence is only probed (a
- *     probe opens the SQLite target read-only).  tests/integration/
+ *     NOT_FOUND instead of being created; and the fence is only probed,
+ *     hands off (fence_hands_off(): a pending transaction is left for
+ *     the operator; a probe opens the SQLite target read-only).  tests/integration/
  *     recover.sh compares the bytes before and after inspect and plan.
  *  2. An unreachable target is a fact (answer UNKNOWN, with the reason),
  *     not a failure: the operator still needs to see the journal.
@@ -28,7 +30,6 @@
 
 #include "journal/journal_json.h"
 #include "common/cli.h"
-#include "fences/fence_pg.h"
 #include "recover/recover_impl.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -145,43 +146,44 @@ int recover__open_journal(struct recover_ctx *c)
 	char err[512];
 	int rc;
 
-	journal_redact_url(c->a->journal_url, c->journal_shown,
+	journal_redact_url(c->r->journal_url, c->journal_shown,
 			   sizeof(c->journal_shown));
-	if ((rc = journal_must_exist(c->a->journal_url)))
+	if ((rc = journal_must_exist(c->r->journal_url)))
 		return rc;
 	rc = (c->writes ? journal_open : journal_open_readonly)(
-		c->a->journal_url, &c->j, err, sizeof(err));
+		c->r->journal_url, &c->j, err, sizeof(err));
 	return rc ? cli_fail(rc, "%s", err) : 0;
 }
 
 static int load_entry(struct recover_ctx *c)
 {
-	int rc = journal_get(c->j, c->a->op, &c->e);
+	int rc = journal_get(c->j, c->r->op, &c->e);
 
 	if (rc == FC_NOT_FOUND)
 		return cli_fail(rc, "no operation '%s' in journal '%s'",
-				c->a->op, c->journal_shown);
+				c->r->op, c->journal_shown);
 	return rc ? cli_fail(rc, "%s", journal_errmsg(c->j)) : 0;
 }
 
 /*
- * Is a prepared transaction of op pending?  Only the pg-2pc fence makes
- * them (pg_prepared_xacts); any other target holds none.  A target that
- * cannot say is taken as holding none: the probe is UNKNOWN then anyway.
+ * Is a prepared (in-doubt) transaction of op pending?  Only a fence with
+ * FENCE_HAS_IN_DOUBT can hold one (pg-2pc makes them); any other target
+ * holds none.  A target that cannot say is taken as holding none: the
+ * probe is UNKNOWN then anyway.
  */
 static bool target_has_prepared_txn(struct recover_ctx *c)
 {
 	int n = 0;
 
-	return fence_pg_is(c->f) && fence_pg_prepared(c->f, c->a->op, &n) == 0 &&
-	       n > 0;
+	return (fence_features(c->f) & FENCE_HAS_IN_DOUBT) &&
+	       fence_in_doubt(c->f, c->r->op, &n) == 0 && n > 0;
 }
 
 void recover__probe(struct recover_ctx *c)
 {
 	memset(&c->p, 0, sizeof(c->p));
 	c->probe_err[0] = '\0';
-	if (fence_probe(c->f, c->a->op, &c->p)) {
+	if (fence_probe(c->f, c->r->op, &c->p)) {
 		c->p.answer = FENCE_UNKNOWN;
 		snprintf(c->probe_err, sizeof(c->probe_err), "%s",
 			 fence_errmsg(c->f));
@@ -208,12 +210,12 @@ int recover__gather(struct recover_ctx *c)
 	char err[512];
 	int rc;
 
-	journal_redact_url(c->a->target_url, c->target_shown,
+	journal_redact_url(c->r->target_url, c->target_shown,
 			   sizeof(c->target_shown));
 	if ((rc = recover__open_journal(c)) || (rc = load_entry(c)))
 		return rc;
 	c->now = journal_now_ms();
-	rc = fence_open(c->a->target_url, &c->f, err, sizeof(err));
+	rc = fence_open(c->r->target_url, &c->f, err, sizeof(err));
 	if (rc == FC_USAGE)
 		return cli_fail(rc, "%s", err);
 	if (rc) {
@@ -223,18 +225,22 @@ int recover__gather(struct recover_ctx *c)
 	} else {
 		/* Looking must not decide: a prepared transaction stays for
 		 * the operator's commit-prepared or rollback-prepared. */
-		if (fence_pg_is(c->f))
-			fence_pg_hands_off(c->f);
+		fence_hands_off(c->f);
 		recover__probe(c);
 	}
 	recover__settle_facts(c);
 	return 0;
 }
 
-void recover__release(struct recover_ctx *c)
+int recover__run(const struct recover_request *r,
+		 int (*run)(struct recover_ctx *c))
 {
-	fence_close(c->f);
-	journal_close(c->j);
+	struct recover_ctx c = { .r = r };
+	int rc = run(&c);
+
+	fence_close(c.f);
+	journal_close(c.j);
+	return rc;
 }
 
 /* ---- shared output ---------------------------------------------------- */

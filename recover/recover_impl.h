@@ -1,10 +1,13 @@
 /*
- * recover_impl.h -- what the files of `fencecert recover` share: the parsed
- * options, the facts one invocation gathered, and the helpers that gather
- * and print them.  Only recover_cli.c (options, inspect, plan, list),
- * recover_facts.c (journal, fence, facts, shared output) and
- * recover_apply.c (apply) include this file; the decision itself is
- * recover.c's (recover.h).
+ * recover_impl.h -- what the files of the recovery tool share: the context
+ * of one invocation (the request, the journal and fence it opened, the
+ * facts it gathered) and the helpers that gather and print them.  Only
+ * recover/ includes this file: recover_facts.c (defines the helpers),
+ * recover_show.c (inspect, plan, list) and recover_apply.c (apply).  The
+ * public side is recover_tool.h; the decision is recover.c's (recover.h).
+ *
+ * Every helper that fails prints the error (cli_fail()) and returns the
+ * exit status; output goes to stdout.
  */
 #ifndef FENCECERT_RECOVER_IMPL_H
 #define FENCECERT_RECOVER_IMPL_H
@@ -17,35 +20,14 @@
 #include "fences/fence.h"
 #include "journal/journal.h"
 #include "recover/recover.h"
+#include "recover/recover_tool.h"
 
 #define RECOVER_URL_SHOWN_MAX 512
 
-enum recover_opt {
-	O_JOURNAL = 1u << 0,
-	O_TARGET = 1u << 1,
-	O_OP = 1u << 2,
-	O_JSON = 1u << 3,
-	O_ACTION = 1u << 4,
-	O_EXPECT = 1u << 5,
-	O_ACTOR = 1u << 6,
-	O_REASON = 1u << 7,
-	O_FORCE = 1u << 8,
-	O_STATE = 1u << 9,
-	O_STALE = 1u << 10,
-};
-
-struct recover_args {
-	unsigned seen; /* enum recover_opt bits given on the command line */
-	const char *journal_url, *target_url, *op, *actor, *reason;
-	enum recover_action action;
-	long long expect, stale_ms;
-	state_set states;
-};
-
-/* Everything one invocation knows; recover__release() frees what it
+/* Everything one invocation knows; recover__run() releases what it
  * opened. */
 struct recover_ctx {
-	const struct recover_args *a;
+	const struct recover_request *r;
 	bool writes;         /* apply: the journal is opened read-write; the
 				other subcommands open it read-only */
 	char journal_shown[RECOVER_URL_SHOWN_MAX]; /* redacted */
@@ -61,6 +43,11 @@ struct recover_ctx {
 
 /* ---- recover_facts.c ---- */
 
+/* Run one subcommand on a fresh context for r, release what it opened and
+ * return its exit status. */
+int recover__run(const struct recover_request *r,
+		 int (*run)(struct recover_ctx *c));
+
 /* Open the journal (a missing sqlite: file is NOT_FOUND, never created).
  * Returns 0 or the exit status, the error printed. */
 int recover__open_journal(struct recover_ctx *c);
@@ -70,7 +57,6 @@ int recover__gather(struct recover_ctx *c);
 /* Probe again (c->f open) and settle the facts anew. */
 void recover__probe(struct recover_ctx *c);
 void recover__settle_facts(struct recover_ctx *c);
-void recover__release(struct recover_ctx *c);
 
 bool recover__lease_live(const struct journal_entry *e, long long now);
 
@@ -88,9 +74,5 @@ json_t *recover__fence_json(const struct recover_ctx *c);
 void recover__print_entry_head(const struct recover_ctx *c);
 void recover__print_lease_line(const struct recover_ctx *c);
 void recover__print_fence_line(const struct recover_ctx *c);
-
-/* ---- recover_apply.c ---- */
-
-int recover__run_apply(struct recover_ctx *c);
 
 #endif

@@ -483,6 +483,31 @@ static void test_invalid_requests(void **state)
 	conformance_batch_release(cb);
 }
 
+/* fence.h invariant 6: the in-doubt calls work where the feature is
+ * claimed and are refused, changing nothing, where it is not; and a
+ * hands-off probe of an operation nobody touched is still decisive. */
+static void test_in_doubt_feature(void **state)
+{
+	struct ctx *x = *state;
+	int has = (fence_features(x->f) & FENCE_HAS_IN_DOUBT) != 0;
+	int want = has ? 0 : FC_USAGE;
+	char op[80];
+	int n = -1;
+
+	conformance_id("op in doubt", op);
+	assert_int_equal(fence_in_doubt(x->f, op, &n), want);
+	assert_int_equal(n, 0);
+	if (!has)
+		assert_true(strlen(fence_errmsg(x->f)) > 0);
+	n = -1;
+	assert_int_equal(fence_resolve_in_doubt(x->f, op, 1, &n), want);
+	assert_int_equal(n, 0);
+	assert_int_equal(fence_in_doubt(x->f, "has space", &n), FC_USAGE);
+	fence_hands_off(x->f);
+	expect_probe(x->f, op, FENCE_ABSENT, 0, NULL, 0);
+	assert_int_equal(conformance_rows(x->url, NULL, NULL), 0);
+}
+
 static void check_unreachable(const char *url)
 {
 	char op[80], intent[80], err[512];
@@ -810,6 +835,7 @@ int fence_conformance_run(const struct fence_conformance *c)
 		T(test_probe_unknown_op_is_absent),
 		T(test_empty_batch),
 		T(test_invalid_requests),
+		T(test_in_doubt_feature),
 		T(test_unreachable_target),
 		T(test_replace),
 		T(test_big_batch),

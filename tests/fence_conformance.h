@@ -1,6 +1,6 @@
 /*
  * fence_conformance.h -- the one test suite every fence must pass
- * (fence.h invariants 1-5), run against real targets in temp directories.
+ * (fence.h invariants 1-6), run against real targets in temp directories.
  *
  * A backend test fills a struct fence_conformance and calls
  * fence_conformance_run() from main(); the suite needs nothing else of the

@@ -5,11 +5,11 @@
  * second connection),
  * an aborted one is ABSENT, a committed one APPLIED; a transaction left
  * prepared is finished by the probe and by prepare(), or rolled back by the
- * operator call; the fence-row-only control answers ABSENT while the
+ * operator's fence_resolve_in_doubt(); the fence-row-only control answers ABSENT while the
  * transaction is still in progress (the hole hold_commit exploits).
  *
  * The route's probe ends the session of an apply still in flight and then
- * answers from the final status; with fence_pg_hands_off() it answers
+ * answers from the final status; with fence_hands_off() it answers
  * UNKNOWN instead and touches nothing.
  *
  * The server is $FENCECERT_PG_URL when set, else one started here with
@@ -28,7 +28,6 @@
 #include <libpq-fe.h>
 
 #include "fences/fence.h"
-#include "fences/fence_pg.h"
 #include "tests/fence_conformance.h"
 #include "tests/pg_server.h"
 
@@ -191,7 +190,7 @@ static void test_in_progress_is_unknown_hands_off(void **state)
 	(void)state;
 	conformance_id("op held", op);
 	target_open(&t, "pg-txn", NULL);
-	fence_pg_hands_off(t.f);
+	fence_hands_off(t.f);
 	init_tables(&t);
 	hold_apply(&t, op, 0);
 	assert_int_equal(probe(t.f, op), FENCE_UNKNOWN);
@@ -284,14 +283,14 @@ static void test_prepared_left_behind_is_finished_by_probe(void **state)
 	target_open(&t, "pg-2pc", NULL);
 	init_tables(&t);
 	hold_apply(&t, op, 1);
-	assert_int_equal(fence_pg_prepared(t.f, op, &n), 0);
+	assert_int_equal(fence_in_doubt(t.f, op, &n), 0);
 	assert_int_equal(n, 1);
 	/* Prepared: invisible, and the locks are held. */
 	assert_int_equal(conformance_rows(t.url, NULL, op), 0);
 	/* Rolled back: absent, as every reader saw it, and for good. */
 	assert_int_equal(probe(t.f, op), FENCE_ABSENT);
 	assert_int_equal(conformance_rows(t.url, NULL, op), 0);
-	assert_int_equal(fence_pg_prepared(t.f, op, &n), 0);
+	assert_int_equal(fence_in_doubt(t.f, op, &n), 0);
 	assert_int_equal(n, 0);
 	target_close(&t);
 }
@@ -329,7 +328,7 @@ static void test_prepared_rolled_back_is_absent(void **state)
 	target_open(&t, "pg-2pc", NULL);
 	init_tables(&t);
 	hold_apply(&t, op, 1);
-	assert_int_equal(fence_pg_resolve_prepared(t.f, op, 0, &n), 0);
+	assert_int_equal(fence_resolve_in_doubt(t.f, op, 0, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(probe(t.f, op), FENCE_ABSENT);
 	assert_int_equal(conformance_rows(t.url, NULL, op), 0);
@@ -348,9 +347,11 @@ static void test_fence_names_and_bad_urls(void **state)
 	(void)state;
 	target_open(&t, "pg-txn", NULL);
 	assert_string_equal(fence_name(t.f), "pg-txn");
+	assert_true(fence_features(t.f) & FENCE_HAS_IN_DOUBT);
 	target_close(&t);
 	target_open(&t, "pg-2pc", NULL);
 	assert_string_equal(fence_name(t.f), "pg-2pc");
+	assert_true(fence_features(t.f) & FENCE_HAS_IN_DOUBT);
 	target_close(&t);
 	pg_server_target("fp", "fence=pg-3pc", url, sizeof(url), NULL);
 	assert_int_equal(fence_open(url, &f, err, sizeof(err)), FC_USAGE);
