@@ -24,7 +24,6 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "fences/fence.h"
-#include "fences/fence_pg.h"
 #include "fences/target.h"
 
 struct opts {
@@ -199,8 +198,7 @@ static int run_probe(const struct opts *o)
 	if (rc)
 		return cli_fail(rc, "%s", err);
 	/* Looking must not decide a pending prepared transaction. */
-	if (fence_pg_is(f))
-		fence_pg_hands_off(f);
+	fence_hands_off(f);
 	rc = fence_probe(f, o->op, &p);
 	if (rc)
 		snprintf(err, sizeof(err), "%s", fence_errmsg(f));

@@ -55,7 +55,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "fences/fence_pg.h"
 #include "fences/fence_pg_impl.h"
 
 #define PROBE_ROUNDS_COMMITTED 2 /* re-reads after a 'committed' xid */
@@ -158,17 +157,6 @@ int fence_pg__resolve_prepared(fence *f, const char *op, int commit, int *n)
 int fence_pg__in_doubt(fence *f, const char *op, int *n)
 {
 	return prepared_walk(f, op, -1, n);
-}
-
-int fence_pg_is(const fence *f)
-{
-	return f && (f->ops == &fence_pg_txn_ops || f->ops == &fence_pg_2pc_ops ||
-		     f->ops == &fence_pg_short_ops);
-}
-
-void fence_pg_hands_off(fence *f)
-{
-	fence_hands_off(f);
 }
 
 /* What one read of op showed. */
