@@ -49,6 +49,12 @@
  *
  * Ownership: orchestrator_run() returns a record the caller frees with
  * record_free().  The directory stays; the caller removes it.
+ *
+ * Who includes it: harness/certify (a worker runs each schedule through
+ * it) and tests; inside harness/run, the orchestrator's own parts for
+ * struct orch_params.  Its parts (orchestrator_*.h: the schedule context,
+ * the fault families' port, setup, wait set) are not for other modules.
+ * Invariants: the numbered list at the top of orchestrator.c.
  */
 #ifndef FENCECERT_ORCHESTRATOR_H
 #define FENCECERT_ORCHESTRATOR_H
