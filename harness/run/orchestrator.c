@@ -450,7 +450,8 @@ static int step(struct orch *o, long long deadline)
 	int rc = supervisor_wait(o->s.p->sv, deadline, &ev);
 
 	if (rc) {
-		orch__fail(&o->s, rc, "out of memory running schedule");
+		orch__fail(&o->s, rc, "cannot wait for the schedule's processes: "
+			   "%s", error_str(rc));
 		return rc;
 	}
 	if (ev.kind == SV_EV_NONE)

@@ -88,7 +88,9 @@ struct orch_params {
  * Run the schedule.  Returns 0 and a record, also when the route misbehaved
  * or could not be started (then record->status/error say so and the
  * checker calls the schedule unverified).  Returns an error only when no
- * record could be made (out of memory); then *out is NULL.
+ * record could be made: FC_NOMEM (out of memory), or the error waiting on
+ * the schedule's processes failed with (FC_IO when poll failed); then *out
+ * is NULL and err says which.
  */
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen) FC_MUST_CHECK;

@@ -16,8 +16,9 @@
  * Invariants:
  *  1. The first trouble wins: rec->status and rec->error keep the first
  *     problem, so the record names the cause, not a consequence.
- *  2. The first fatal error wins likewise: once `fatal` is set, every
- *     loop of the orchestrator ends and no record is returned.
+ *  2. The first fatal error wins likewise: `fatal` holds its real code
+ *     (FC_NOMEM, FC_IO from waiting on processes, ...) and `fatal_msg`
+ *     says what failed; once set, every loop of the orchestrator ends.
  *  3. Families write only the record fields of the faults and attempts
  *     they act on (fired[], applied through orch__note_applied, an
  *     attempt's syscalls and journal_failed) and, at start, the {proxy:}
