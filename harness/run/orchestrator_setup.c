@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/protocol.h"
 #include "common/put.h"
 #include "harness/run/orchestrator_setup.h"
 #include "harness/run/orchestrator_wait.h"
 #include "harness/run/services.h"
-#include "routes/failpoint.h"
 
 static int expand_list(char *const *tmpl, const struct template_vars *vars,
 		       char ***out, char *err, size_t errlen)
@@ -73,22 +73,22 @@ char **orch__attempt_env(const struct orch_setup *su,
 	char *wait = orch__wait_set(s->p, op, k);
 	int rc = wait ? 0 : FC_NOMEM;
 
-	rc |= env_add(&env, &n, "FENCECERT_JOURNAL=%s", su->journal_url);
-	rc |= env_add(&env, &n, "FENCECERT_TARGET=%s", observer_target(su->obs));
-	rc |= env_add(&env, &n, "FENCECERT_WORKLOAD=%s", w->workload_path);
-	rc |= env_add(&env, &n, "FENCECERT_TRY_NUMBER=%d", k);
-	rc |= env_add(&env, &n, "FENCECERT_RUN_DIR=%s", run_dir);
-	rc |= env_add(&env, &n, "FENCECERT_XCOM_DIR=%s", xcom);
+	rc |= env_add(&env, &n, PROTO_ENV_JOURNAL "=%s", su->journal_url);
+	rc |= env_add(&env, &n, PROTO_ENV_TARGET "=%s", observer_target(su->obs));
+	rc |= env_add(&env, &n, PROTO_ENV_WORKLOAD "=%s", w->workload_path);
+	rc |= env_add(&env, &n, PROTO_ENV_TRY_NUMBER "=%d", k);
+	rc |= env_add(&env, &n, PROTO_ENV_RUN_DIR "=%s", run_dir);
+	rc |= env_add(&env, &n, PROTO_ENV_XCOM_DIR "=%s", xcom);
 	if (prev)
-		rc |= env_add(&env, &n, "FENCECERT_PREV_XCOM_DIR=%s", prev);
-	rc |= env_add(&env, &n, "FENCECERT_LEASE_TTL_MS=%d",
+		rc |= env_add(&env, &n, PROTO_ENV_PREV_XCOM_DIR "=%s", prev);
+	rc |= env_add(&env, &n, PROTO_ENV_LEASE_TTL_MS "=%d",
 		      s->p->suite->orchestrator.lease_ttl_ms);
-	rc |= env_add(&env, &n, "FENCECERT_LEASE_OWNER=op%d-try%d", op, k);
+	rc |= env_add(&env, &n, PROTO_ENV_LEASE_OWNER "=op%d-try%d", op, k);
 	/* routes in other languages reach the journal through our CLI */
-	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", orch__self_exe());
+	rc |= env_add(&env, &n, PROTO_ENV_BIN "=%s", orch__self_exe());
 	/* the failpoints we may act at; the route passes the others */
 	if (wait)
-		rc |= env_add(&env, &n, "%s=%s", FAILPOINT_WAIT_ENV, wait);
+		rc |= env_add(&env, &n, PROTO_ENV_FAILPOINT_WAIT "=%s", wait);
 	for (size_t i = 0; su->env && su->env[i]; i++)
 		rc |= env_add(&env, &n, "%s", su->env[i]);
 	free(prev);
