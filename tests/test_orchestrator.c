@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "harness/run/orchestrator.h"
+#include "harness/run/orchestrator_wait.h"
 #include "harness/model/schedule.h"
 
 static char self_exe[4096];
@@ -355,6 +356,40 @@ static void test_route_missing(void **state)
 	release(&o, s);
 }
 
+/* The wait set names every failpoint any fault acts at in that try, once,
+ * and the resume_at of the previous try's pause; nothing else. */
+static void test_wait_set(void **state)
+{
+	const char *sched = "k:b@1;p:a@1>c;f:b@2/op2;d:a@1=m2;x@1;r:e@1=px";
+	struct orch_params p = { 0 };
+	struct fault *f = NULL;
+	char err[256], *set;
+
+	(void)state;
+	assert_int_equal(schedule_parse(sched, &f, &p.nfaults, err,
+					sizeof(err)), 0);
+	p.faults = f;
+	set = orch__wait_set(&p, 1, 1);
+	assert_string_equal(set, "b,a,e"); /* the member's "a" only once */
+	free(set);
+	set = orch__wait_set(&p, 1, 2);
+	assert_string_equal(set, "c"); /* f:b@2 is op 2's */
+	free(set);
+	set = orch__wait_set(&p, 2, 2);
+	assert_string_equal(set, "c,b"); /* in the order of the faults */
+	free(set);
+	set = orch__wait_set(&p, 1, 3);
+	assert_string_equal(set, "");
+	free(set);
+	assert_true(orch__fault_acts_at(&p, 1, 1, "a", 1));
+	assert_false(orch__fault_acts_at(&p, 1, 1, "a", 2));
+	assert_true(orch__fault_acts_at(&p, 2, 2, "b", 1));
+	assert_false(orch__fault_acts_at(&p, 1, 2, "b", 1));
+	/* a zombie resuming at "c" is the loop's half, not a fault's */
+	assert_false(orch__fault_acts_at(&p, 1, 2, "c", 1));
+	free(f);
+}
+
 static int teardown(void **state)
 {
 	char cmd[4200];
@@ -378,6 +413,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unfired),
 		cmocka_unit_test(test_change_source),
 		cmocka_unit_test(test_route_missing),
+		cmocka_unit_test(test_wait_set),
 	};
 	ssize_t n;
 

@@ -1,5 +1,8 @@
 /*
- * orchestrator.c -- the Airflow model for one schedule (orchestrator.h).
+ * orchestrator.c -- the Airflow model for one schedule (orchestrator.h):
+ * the loop that runs tasks, tries and zombies, and the faults that are
+ * the loop's own.  Every other fault belongs to a family behind
+ * orchestrator_family.h, whose hooks this loop calls at each event.
  *
  * Invariants:
  *  1. At most one counted try of a task is running; zombies (given-up
@@ -13,108 +16,107 @@
  *     in its try, between-try faults once their try ended.  Faults that
  *     never fired stay marked so (never silently passed).
  *  4. Nothing outlives the schedule: zombies never resumed are killed at
- *     the end and every process is reaped before the journal is read.
+ *     the end and every process is reaped before the journal is read; the
+ *     families are released only once every process is gone.
+ *  5. The loop calls down only: into the families (through
+ *     orchestrator_family.c and their tables), its setup, the wait set and
+ *     the schedule context; none of them calls back.
  *
  * Per try:                              per event:
  *   spawn --> drive until it exits        HIT  -> record; maybe resume a
  *     |       or is given up as a                  zombie waiting for this
- *     |       zombie                               point; kill / pause /
- *     v                                            fail / continue
- *                                         PASS -> record; an error if
+ *     |       zombie                               point; family hooks;
+ *     v                                            kill / pause / fail /
+ *   between-try faults, resume                     continue
+ *   zombies waiting for "next"            PASS -> record; an error if
  *                                                  anything acts there
- *   between-try faults, resume           EXIT -> record, observe target
- *   zombies waiting for "next"
+ *                                         EXIT -> record, family hooks,
+ *                                                 observe target
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "journal/journal.h"
-#include "harness/run/collect.h"
 #include "common/fsutil.h"
-#include "harness/run/orchestrator_impl.h"
 #include "common/put.h"
+#include "harness/run/collect.h"
+#include "harness/run/orchestrator_family.h"
+#include "harness/run/orchestrator_setup.h"
+#include "harness/run/orchestrator_wait.h"
+#include "journal/identity.h"
+#include "journal/journal.h"
 
-/* --- small helpers ----------------------------------------------------- */
+/* What the loop knows about one attempt beyond its record. */
+struct run {
+	sv_proc *proc;       /* NULL once ended */
+	int op, try_number;
+	bool ended;
+	bool paused;         /* stopped at a failpoint by a pause fault, or
+				held by a family (a proxy's held COMMIT) */
+	long long paused_at; /* monotonic */
+	int pause_fault;     /* index into faults, -1 */
+	bool given_up;       /* zombie: the task moved on */
+	bool resumed;
+};
 
-void orch__trouble(struct orch *o, int code, const char *fmt, ...)
+struct orch {
+	struct orch_sched s;         /* what the families see */
+	struct orch_setup su;        /* workload, observer, argv, env */
+	struct orch_families fams;   /* each family's state, opaque here */
+	struct run *runs;            /* parallel to s.rec->attempts */
+	size_t nruns;
+	long long zombie_wait_ms;
+	int tries;
+	int max_try;         /* highest try number a task may reach: tries, more
+				after an operator cleared a task */
+	bool *resume_done;   /* per fault: its resume happened as asked */
+};
+
+/* Does a family hold fault a's process without stopping it (and let it go
+ * on with its resume hook)? */
+static bool held_by_family(enum fault_action a)
 {
-	va_list ap;
+	const struct orch_family *f = orch__family_of(a);
 
-	if (o->rec->status)
-		return;
-	o->rec->status = code;
-	va_start(ap, fmt);
-	vsnprintf(o->rec->error, sizeof(o->rec->error), fmt, ap);
-	va_end(ap);
-}
-
-static long long rel_now(const struct orch *o)
-{
-	return supervisor_now_ms() - o->t0;
-}
-
-bool orch__fault_for_op(const struct fault *f, int op)
-{
-	return f->operation == 0 || f->operation == op;
-}
-
-void orch__note_applied(struct orch *o, int fault, int attempt, int op,
-			const char *fmt, ...)
-{
-	struct rec_applied *ap = RECORD_PUSH(o->rec->applied, o->rec->napplied);
-	va_list va;
-
-	if (!ap) {
-		o->rc = FC_NOMEM;
-		return;
-	}
-	ap->fault = fault;
-	ap->attempt = attempt;
-	ap->operation = op;
-	ap->at_ms = rel_now(o);
-	va_start(va, fmt);
-	vsnprintf(ap->what, sizeof(ap->what), fmt, va);
-	va_end(va);
+	return f && f->resume;
 }
 
 /* --- observing ------------------------------------------------------------ */
 
 static const struct rec_observation *last_good_obs(const struct orch *o)
 {
-	for (size_t k = o->rec->nobs; k-- > 0;)
-		if (o->rec->obs[k].status == 0)
-			return &o->rec->obs[k];
+	const struct rec_schedule *rec = o->s.rec;
+
+	for (size_t k = rec->nobs; k-- > 0;)
+		if (rec->obs[k].status == 0)
+			return &rec->obs[k];
 	return NULL;
 }
 
 /* Observe the target after attempt `idx` ended (-1: at the end). */
 static void observe(struct orch *o, int idx)
 {
+	struct rec_schedule *rec = o->s.rec;
 	const struct rec_observation *prev = last_good_obs(o);
-	size_t prev_i = prev ? (size_t)(prev - o->rec->obs) : 0;
-	struct rec_observation *ob = RECORD_PUSH(o->rec->obs, o->rec->nobs);
+	size_t prev_i = prev ? (size_t)(prev - rec->obs) : 0;
+	struct rec_observation *ob = RECORD_PUSH(rec->obs, rec->nobs);
 
 	if (!ob) {
-		o->rc = FC_NOMEM;
+		orch__out_of_memory(&o->s);
 		return;
 	}
-	prev = prev ? &o->rec->obs[prev_i] : NULL; /* the array may have moved */
-	ob->at_ms = rel_now(o);
+	prev = prev ? &rec->obs[prev_i] : NULL; /* the array may have moved */
+	ob->at_ms = orch__elapsed_ms(&o->s);
 	ob->after_attempt = idx;
-	if (observer_take(o->obs, ob)) {
-		orch__trouble(o, ob->status, "%s", observer_errmsg(o->obs));
+	if (observer_take(o->su.obs, ob)) {
+		orch__trouble(&o->s, ob->status, "%s", observer_errmsg(o->su.obs));
 		return;
 	}
 	if (idx >= 0) {
-		o->rec->attempts[idx].obs_after = (int)(o->rec->nobs - 1);
-		if (record_credit_delta(&o->rec->attempts[idx], prev, ob))
-			o->rc = FC_NOMEM;
+		rec->attempts[idx].obs_after = (int)(rec->nobs - 1);
+		if (record_credit_delta(&rec->attempts[idx], prev, ob))
+			orch__out_of_memory(&o->s);
 	}
 }
 
@@ -122,72 +124,102 @@ static void observe(struct orch *o, int idx)
 
 static int step(struct orch *o, long long deadline);
 
+/* The record and the run of a new attempt: try k of op.  Its index, or -1
+ * when out of memory. */
+static int new_attempt(struct orch *o, int op, int k)
+{
+	struct rec_schedule *rec = o->s.rec;
+	struct rec_attempt *a = RECORD_PUSH(rec->attempts, rec->nattempts);
+	struct run *r = a ? RECORD_PUSH(o->runs, o->nruns) : NULL;
+
+	if (!a || !r)
+		return -1;
+	a->operation = op;
+	a->try_number = k;
+	a->obs_after = -1;
+	a->start_ms = orch__elapsed_ms(&o->s);
+	a->start_wall_ms = journal_now_ms();
+	r->op = op;
+	r->try_number = k;
+	r->pause_fault = -1;
+	return (int)rec->nattempts - 1;
+}
+
+/* Attempt idx could not start: recorded as spawn_failed, and as trouble. */
+static void spawn_failed(struct orch *o, int idx, int rc, const char *err)
+{
+	struct rec_attempt *a = &o->s.rec->attempts[idx];
+
+	a->spawn_failed = true;
+	a->end_ms = a->start_ms;
+	a->end_wall_ms = a->start_wall_ms;
+	a->exit_code = -1;
+	o->runs[idx].ended = true;
+	orch__trouble(&o->s, rc, "%s", err);
+}
+
+/* Start attempt idx with env.  0, also when it could not start (then
+ * recorded by spawn_failed), or FC_NOMEM. */
+static int spawn_attempt(struct orch *o, int idx, char **env)
+{
+	const struct orch_params *p = o->s.p;
+	struct rec_attempt *a = &o->s.rec->attempts[idx];
+	struct run *r = &o->runs[idx];
+	struct sv_spawn req = {
+		.argv = o->su.argv,
+		.env = env,
+		.stdout_path = a->stdout_path,
+		.stderr_path = a->stderr_path,
+		.failpoints = true,
+		.timeout_ms = p->suite->orchestrator.attempt_timeout_ms,
+		.fork_server = p->route->fork_server,
+		.label = p->route->name,
+	};
+	char err[400];
+	int rc = orch__families_try_starts(&o->fams, &o->s, idx, &req, err,
+					   sizeof(err));
+
+	if (rc == FC_NOMEM)
+		return rc;
+	if (!rc)
+		rc = supervisor_spawn(p->sv, &req, &r->proc, err, sizeof(err));
+	if (rc) {
+		spawn_failed(o, idx, rc, err);
+		return 0;
+	}
+	a->pid = sv_proc_pid(r->proc);
+	sv_proc_set_data(r->proc, (void *)(intptr_t)idx);
+	return 0;
+}
+
 /* Start try k of op.  Returns the attempt index, or -1 when it could not
- * start (recorded as spawn_failed, and as trouble). */
+ * start (recorded as spawn_failed, and as trouble) or out of memory. */
 static int spawn_try(struct orch *o, int op, int k)
 {
-	char *xcom = orch__op_path(o, op, "xcom/try-%d", k);
-	char *run_dir = orch__op_path(o, op, "run");
-	char *out = orch__op_path(o, op, "try-%d.out", k);
-	char *errp = orch__op_path(o, op, "try-%d.err", k);
-	char **env = NULL, err[400];
-	struct rec_attempt *a;
-	struct run *r;
-	int idx = -1, rc;
+	char *xcom = orch__op_path(&o->s, op, "xcom/try-%d", k);
+	char *run_dir = orch__op_path(&o->s, op, "run");
+	char *out = orch__op_path(&o->s, op, "try-%d.out", k);
+	char *errp = orch__op_path(&o->s, op, "try-%d.err", k);
+	char **env = NULL;
+	int idx = -1;
 
 	if (!xcom || !run_dir || !out || !errp)
 		goto nomem;
 	if (fs_mkdirs(run_dir) || fs_empty_dir(xcom)) {
-		orch__trouble(o, FC_IO, "cannot prepare '%s'", xcom);
+		orch__trouble(&o->s, FC_IO, "cannot prepare '%s'", xcom);
 		goto done;
 	}
-	env = orch__attempt_env(o, op, k, xcom, run_dir);
-	a = RECORD_PUSH(o->rec->attempts, o->rec->nattempts);
-	r = a ? RECORD_PUSH(o->runs, o->nruns) : NULL;
-	if (!env || !a || !r)
+	env = orch__attempt_env(&o->su, &o->s, op, k, xcom, run_dir);
+	idx = env ? new_attempt(o, op, k) : -1;
+	if (idx < 0)
 		goto nomem;
-	idx = (int)o->rec->nattempts - 1;
-	a->operation = op;
-	a->try_number = k;
-	a->obs_after = -1;
-	a->start_ms = rel_now(o);
-	a->start_wall_ms = journal_now_ms();
-	a->stdout_path = out;
-	a->stderr_path = errp;
+	o->s.rec->attempts[idx].stdout_path = out;
+	o->s.rec->attempts[idx].stderr_path = errp;
 	out = errp = NULL;
-	r->op = op;
-	r->try_number = k;
-	r->pause_fault = -1;
-	orch__proxy_try_starts(o, op, k);
-	rc = orch__seccomp_plan(o, r, err, sizeof(err));
-	if (rc == FC_NOMEM)
-		goto nomem;
-	if (!rc)
-		rc = supervisor_spawn(o->p->sv, &(struct sv_spawn){
-			.argv = o->argv,
-			.env = env,
-			.stdout_path = a->stdout_path,
-			.stderr_path = a->stderr_path,
-			.failpoints = true,
-			.timeout_ms = o->p->suite->orchestrator.attempt_timeout_ms,
-			.seccomp = r->plan,
-			.fork_server = o->p->route->fork_server,
-			.label = o->p->route->name,
-		}, &r->proc, err, sizeof(err));
-	if (rc) {
-		a->spawn_failed = true;
-		a->end_ms = a->start_ms;
-		a->end_wall_ms = a->start_wall_ms;
-		a->exit_code = -1;
-		r->ended = true;
-		orch__trouble(o, rc, "%s", err);
+	if (spawn_attempt(o, idx, env) == 0)
 		goto done;
-	}
-	a->pid = sv_proc_pid(r->proc);
-	sv_proc_set_data(r->proc, (void *)(intptr_t)idx);
-	goto done;
 nomem:
-	o->rc = FC_NOMEM;
+	orch__out_of_memory(&o->s);
 	idx = -1;
 done:
 	orch__free_list(env);
@@ -200,50 +232,40 @@ done:
 
 static void on_exit_event(struct orch *o, int idx)
 {
-	struct rec_attempt *a = &o->rec->attempts[idx];
+	struct rec_attempt *a = &o->s.rec->attempts[idx];
 	struct run *r = &o->runs[idx];
 	const struct sv_status *st = sv_proc_status(r->proc);
 
-	a->end_ms = st->end_ms - o->t0;
+	a->end_ms = st->end_ms - o->s.t0;
 	a->end_wall_ms = journal_now_ms();
 	a->exit_code = st->end == SV_EXITED ? st->code : -1;
 	a->signal = st->end == SV_SIGNALED ? st->signal : 0;
 	a->timed_out = st->timed_out;
 	a->killed = st->killed;
 	if (a->exit_code == 64)
-		orch__trouble(o, FC_USAGE, "route exited 64 (usage or configuration "
-			"error) in op %d try %d; see '%s'", a->operation,
-			a->try_number, a->stderr_path);
-	orch__collect_syscalls(o, idx);
+		orch__trouble(&o->s, FC_USAGE, "route exited 64 (usage or "
+			      "configuration error) in op %d try %d; see '%s'",
+			      a->operation, a->try_number, a->stderr_path);
+	orch__families_exited(&o->fams, &o->s, idx, r->proc);
 	sv_proc_free(r->proc);
-	orch__seccomp_release(r);
 	r->proc = NULL;
 	r->ended = true;
 	r->paused = false;
-	if (!r->given_up)
-		orch__starts_after(o, idx);
+	orch__families_gone(&o->fams, &o->s, idx, r->given_up);
 	observe(o, idx);
 }
 
-/* Does fault f apply at the nth hit of fp in try k of op? */
-bool orch__fault_here(const struct fault *f, int op, int k, const char *fp,
-		       int nth)
-{
-	return fault_at_failpoint(f) && f->attempt == k && orch__fault_for_op(f, op) &&
-	       strcmp(f->failpoint, fp) == 0 && (f->hit ? f->hit : 1) == nth;
-}
-
+/* The loop's own fault at the nth hit of fp in try k of op (kill, pause,
+ * fail), or -1; the families act there beside it (families_hit). */
 static int match_fault(const struct orch *o, int op, int k, const char *fp,
 		       int nth)
 {
-	for (size_t i = 0; i < o->p->nfaults; i++) {
-		const struct fault *f = &o->p->faults[i];
-		if (fault_is_member_action(f->action) ||
-		    fault_is_proxy_action(f->action))
-			continue; /* applied beside: member_actions_at, orch__proxy_hit */
-		if (!orch__fault_here(f, op, k, fp, nth))
-			continue;
-		return (int)i;
+	for (size_t i = 0; i < o->s.p->nfaults; i++) {
+		const struct fault *f = &o->s.p->faults[i];
+
+		if (!orch__family_of(f->action) &&
+		    orch__fault_here(f, op, k, fp, nth))
+			return (int)i;
 	}
 	return -1;
 }
@@ -251,17 +273,17 @@ static int match_fault(const struct orch *o, int op, int k, const char *fp,
 static void resume_zombie(struct orch *o, int zi, const char *why)
 {
 	struct run *z = &o->runs[zi];
-	long long timeout = o->p->suite->orchestrator.attempt_timeout_ms;
+	long long timeout = o->s.p->suite->orchestrator.attempt_timeout_ms;
 
 	z->resumed = true;
 	z->paused = false;
-	o->rec->attempts[zi].resumed = true;
-	orch__note_applied(o, z->pause_fault, zi, z->op, "resumed op %d try %d %s",
-		     z->op, z->try_number, why);
-	if (o->p->faults[z->pause_fault].action == FAULT_HOLD_COMMIT) {
-		/* the COMMIT goes on, also when its try has ended meanwhile:
-		 * the late COMMIT of a worker that gave up waiting */
-		orch__proxy_release(o, z->pause_fault);
+	o->s.rec->attempts[zi].resumed = true;
+	orch__note_applied(&o->s, z->pause_fault, zi, z->op,
+			   "resumed op %d try %d %s", z->op, z->try_number, why);
+	if (held_by_family(o->s.p->faults[z->pause_fault].action)) {
+		/* e.g. a held COMMIT goes on, also when its try has ended
+		 * meanwhile: the late COMMIT of a worker that gave up waiting */
+		orch__families_resume(&o->fams, &o->s, z->pause_fault);
 		if (!z->ended) /* it was never stopped */
 			sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
 		return;
@@ -273,20 +295,20 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	sv_proc_resume(z->proc);
 }
 
+/* Keep serving live processes until the monotonic time `until`. */
+static void wait_until(struct orch *o, long long until)
+{
+	while (!o->s.fatal && supervisor_now_ms() < until)
+		if (step(o, until))
+			break;
+}
+
 /*
  * Let every lease another try may hold expire before a try starts or a
  * zombie continues (Airflow's retry_delay / zombie detection): whether an
  * attempt meets a live lease or a stale epoch then never depends on how
  * fast the machine is, and the zombie always meets the adversarial case.
  */
-/* Keep serving live processes until the monotonic time `until`. */
-static void wait_until(struct orch *o, long long until)
-{
-	while (!o->rc && supervisor_now_ms() < until)
-		if (step(o, until))
-			break;
-}
-
 static void wait_leases(struct orch *o)
 {
 	wait_until(o, supervisor_now_ms() + o->zombie_wait_ms);
@@ -294,9 +316,25 @@ static void wait_leases(struct orch *o)
 
 static void wait_ended(struct orch *o, int idx)
 {
-	while (!o->rc && !o->runs[idx].ended)
+	while (!o->s.fatal && !o->runs[idx].ended)
 		if (step(o, -1))
 			break;
+}
+
+/* Does zombie zi resume when attempt idx (its task's next try) reaches
+ * fp? */
+static bool zombie_resumes_at(const struct orch *o, int zi, int idx,
+			      const char *fp)
+{
+	const struct run *z = &o->runs[zi], *b = &o->runs[idx];
+	const struct fault *f;
+
+	if (!z->given_up || z->resumed || z->ended || z->op != b->op ||
+	    z->try_number + 1 != b->try_number || z->pause_fault < 0)
+		return false;
+	f = &o->s.p->faults[z->pause_fault];
+	return f->resume == RESUME_AT_NEXT_FAILPOINT &&
+	       strcmp(f->resume_at, fp) == 0;
 }
 
 /* The next try of a zombie's task reached `fp`: resume the zombies that
@@ -305,7 +343,7 @@ static void resume_waiting_at(struct orch *o, int idx, const char *fp)
 {
 	for (size_t zi = 0; zi < o->nruns; zi++) {
 		const struct run *z = &o->runs[zi];
-		if (!orch__zombie_resumes_at(o, (int)zi, idx, fp))
+		if (!zombie_resumes_at(o, (int)zi, idx, fp))
 			continue;
 		o->resume_done[z->pause_fault] = true;
 		wait_leases(o);
@@ -321,30 +359,69 @@ static void resume_waiting_at(struct orch *o, int idx, const char *fp)
 static void on_passed(struct orch *o, int idx, const char *fp, int nth)
 {
 	const struct run *r = &o->runs[idx];
+	bool acts = orch__fault_acts_at(o->s.p, r->op, r->try_number, fp, nth);
 
-	if (orch__acts_at(o, idx, fp, nth))
-		orch__trouble(o, FC_USAGE, "op %d try %d passed failpoint %s#%d "
-			      "without waiting, but the schedule acts there "
-			      "(wrong wait set)", r->op, r->try_number, fp, nth);
+	for (size_t zi = 0; zi < o->nruns && !acts; zi++)
+		acts = zombie_resumes_at(o, (int)zi, idx, fp);
+	if (acts)
+		orch__trouble(&o->s, FC_USAGE, "op %d try %d passed failpoint "
+			      "%s#%d without waiting, but the schedule acts "
+			      "there (wrong wait set)", r->op, r->try_number, fp,
+			      nth);
+}
+
+/* Fault fi (kill, pause or fail) at hit hi, the nth of fp, in attempt idx. */
+static void act_at_hit(struct orch *o, int idx, size_t hi, int fi,
+		       const char *fp, int nth)
+{
+	struct run *r = &o->runs[idx];
+	struct rec_hit *h = &o->s.rec->attempts[idx].hits[hi];
+
+	o->s.rec->fired[fi] = true;
+	switch (o->s.p->faults[fi].action) {
+	case FAULT_KILL:
+		h->answer = 'k';
+		orch__note_applied(&o->s, fi, idx, r->op, "kill at %s#%d in op %d "
+				   "try %d", fp, nth, r->op, r->try_number);
+		sv_proc_kill(r->proc);
+		break;
+	case FAULT_PAUSE:
+		h->answer = 'p';
+		orch__note_applied(&o->s, fi, idx, r->op, "pause at %s#%d in op %d "
+				   "try %d", fp, nth, r->op, r->try_number);
+		sv_proc_set_deadline(r->proc, 0);
+		sv_proc_pause(r->proc);
+		r->paused = true;
+		r->paused_at = supervisor_now_ms();
+		r->pause_fault = fi;
+		break;
+	default:
+		h->answer = 'f';
+		orch__note_applied(&o->s, fi, idx, r->op, "fail at %s#%d in op %d "
+				   "try %d", fp, nth, r->op, r->try_number);
+		if (sv_proc_answer(r->proc, 'f')) {
+			/* died while waiting: its exit event follows */
+		}
+		break;
+	}
 }
 
 static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 			 bool passed)
 {
 	struct run *r = &o->runs[idx];
-	struct rec_attempt *a = &o->rec->attempts[idx];
+	struct rec_attempt *a = &o->s.rec->attempts[idx];
 	struct rec_hit *h = RECORD_PUSH(a->hits, a->nhits);
-	const struct fault *f;
 	size_t hi;
 	int nth = 0, fi;
 
 	if (!h) {
-		o->rc = FC_NOMEM;
+		orch__out_of_memory(&o->s);
 		return;
 	}
 	hi = a->nhits - 1;
 	put(h->name, sizeof(h->name), "%s", fp);
-	h->at_ms = at - o->t0;
+	h->at_ms = at - o->s.t0;
 	h->answer = 'c';
 	for (size_t i = 0; i < a->nhits; i++)
 		nth += strcmp(a->hits[i].name, fp) == 0;
@@ -355,45 +432,14 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
-	orch__member_actions_at(o, idx, fp, nth);
-	orch__proxy_hit(o, idx, fp, nth);
-	a = &o->rec->attempts[idx];
+	orch__families_hit(&o->fams, &o->s, idx, fp, nth);
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
 	 * for an operation, and an operation-0 fault fires for each one */
 	fi = match_fault(o, r->op, r->try_number, fp, nth);
-	if (fi < 0) {
-		if (sv_proc_answer(r->proc, 'c')) {
-			/* died while waiting: its exit event follows */
-		}
-		return;
-	}
-	f = &o->p->faults[fi];
-	o->rec->fired[fi] = true;
-	switch (f->action) {
-	case FAULT_KILL:
-		a->hits[hi].answer = 'k';
-		orch__note_applied(o, fi, idx, r->op, "kill at %s#%d in op %d try %d",
-			     fp, nth, r->op, r->try_number);
-		sv_proc_kill(r->proc);
-		break;
-	case FAULT_PAUSE:
-		a->hits[hi].answer = 'p';
-		orch__note_applied(o, fi, idx, r->op, "pause at %s#%d in op %d try %d",
-			     fp, nth, r->op, r->try_number);
-		sv_proc_set_deadline(r->proc, 0);
-		sv_proc_pause(r->proc);
-		r->paused = true;
-		r->paused_at = supervisor_now_ms();
-		r->pause_fault = fi;
-		break;
-	default:
-		a->hits[hi].answer = 'f';
-		orch__note_applied(o, fi, idx, r->op, "fail at %s#%d in op %d try %d",
-			     fp, nth, r->op, r->try_number);
-		if (sv_proc_answer(r->proc, 'f')) {
-			/* died while waiting: its exit event follows */
-		}
-		break;
+	if (fi >= 0) {
+		act_at_hit(o, idx, hi, fi, fp, nth);
+	} else if (sv_proc_answer(r->proc, 'c')) {
+		/* died while waiting: its exit event follows */
 	}
 }
 
@@ -401,10 +447,11 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 static int step(struct orch *o, long long deadline)
 {
 	struct sv_event ev;
-	int rc = supervisor_wait(o->p->sv, deadline, &ev);
+	int rc = supervisor_wait(o->s.p->sv, deadline, &ev);
 
 	if (rc) {
-		o->rc = rc;
+		orch__fail(&o->s, rc, "cannot wait for the schedule's processes: "
+			   "%s", error_str(rc));
 		return rc;
 	}
 	if (ev.kind == SV_EV_NONE)
@@ -414,16 +461,17 @@ static int step(struct orch *o, long long deadline)
 			     ev.at_ms, ev.passed);
 	else
 		on_exit_event(o, (int)(intptr_t)sv_proc_data(ev.proc));
-	return o->rc;
+	return o->s.fatal;
 }
 
 /* --- tries and tasks --------------------------------------------------------- */
 
 /*
- * Wait for the next event of running attempt idx.  While a hold_commit is
- * armed for it the proxy is asked every HOLD_POLL_MS whether it holds the
- * COMMIT: then the attempt waits like a paused one (a zombie once given
- * up), with no deadline, until the COMMIT is released.
+ * Wait for the next event of running attempt idx.  While a family may
+ * hold it (a proxy's hold_commit armed), it is asked every HOLD_POLL_MS
+ * whether it does (the COMMIT is held): then the attempt waits like a
+ * paused one (a zombie once given up), with no deadline, until the family
+ * lets it go on.
  */
 #define HOLD_POLL_MS 10
 
@@ -431,7 +479,7 @@ static void wait_running(struct orch *o, int idx)
 {
 	struct run *r = &o->runs[idx];
 	bool armed;
-	int fi = orch__proxy_holding(o, idx, &armed);
+	int fi = orch__families_holding(&o->fams, &o->s, idx, &armed);
 
 	if (fi >= 0) {
 		sv_proc_set_deadline(r->proc, 0);
@@ -451,13 +499,13 @@ static int run_try(struct orch *o, int op, int k)
 
 	if (idx < 0)
 		return -1;
-	while (!o->rc && !o->runs[idx].ended) {
+	while (!o->s.fatal && !o->runs[idx].ended) {
 		struct run *r = &o->runs[idx];
 		if (r->paused) {
 			long long until = r->paused_at + o->zombie_wait_ms;
 			if (supervisor_now_ms() >= until) {
 				r->given_up = true;
-				o->rec->attempts[idx].zombie = true;
+				o->s.rec->attempts[idx].zombie = true;
 				break;
 			}
 			step(o, until);
@@ -465,89 +513,102 @@ static int run_try(struct orch *o, int op, int k)
 			wait_running(o, idx);
 		}
 	}
-	orch__proxy_try_ends(o, idx);
-	o->rec->attempts[idx].counted = true;
+	orch__families_try_over(&o->fams, &o->s, idx);
+	o->s.rec->attempts[idx].counted = true;
 	return idx;
 }
 
-/* lose_xcom / lose_pod / change_source / recover / member actions once try
- * k of op ended (or was given up as a zombie: `zombie`).  The start_member
- * faults of a try that ended were applied at its end already
- * (starts_after).  *cleared: an operator's recover apply moved the
- * operation, after which the operator clears the task in Airflow (a new
- * try even after exit 100). */
+/* Empty DIR/op<op>/<tail>; 0, FC_NOMEM or FC_IO. */
+static int empty_op_dir(const struct orch *o, int op, const char *tail)
+{
+	char *path = orch__op_path(&o->s, op, "%s", tail);
+	int rc = path ? fs_empty_dir(path) : FC_NOMEM;
+
+	free(path);
+	return rc;
+}
+
+/* The loop's between-tries faults, on the task's own XCom, pod and
+ * source: lose_xcom / lose_pod / change_source (fault fi) once try k of op
+ * ended. */
+static void task_fault(struct orch *o, int fi, int op, int k)
+{
+	const struct fault *f = &o->s.p->faults[fi];
+	char err[300], intent[IDENTITY_DIGEST_LEN + 1], tail[32];
+	int rc = 0;
+
+	switch (f->action) {
+	case FAULT_LOSE_XCOM:
+		for (int t = 1; t <= k && !rc; t++) {
+			snprintf(tail, sizeof(tail), "xcom/try-%d", t);
+			rc = empty_op_dir(o, op, tail);
+		}
+		orch__note_applied(&o->s, fi, -1, op, "lost XCom of op %d tries "
+				   "1-%d", op, k);
+		break;
+	case FAULT_LOSE_POD:
+		rc = empty_op_dir(o, op, "run");
+		orch__note_applied(&o->s, fi, -1, op, "lost the pod of op %d after "
+				   "try %d", op, k);
+		break;
+	case FAULT_CHANGE_SOURCE:
+		rc = workgen_change_source(o->su.wg, op, intent, err, sizeof(err));
+		if (rc) {
+			orch__trouble(&o->s, rc, "change_source: %s", err);
+			return;
+		}
+		if (!o->s.rec->ops[op - 1].source_changed_after)
+			o->s.rec->ops[op - 1].source_changed_after = k;
+		orch__note_applied(&o->s, fi, -1, op, "changed the source of op "
+				   "%d after try %d", op, k);
+		break;
+	default:
+		return;
+	}
+	if (rc)
+		orch__trouble(&o->s, rc, "cannot apply %s after try %d of op %d",
+			      fault_action_name(f->action), k, op);
+	else
+		o->s.rec->fired[fi] = true;
+}
+
+/* Fault fi, a family's, once try k of op ended; *cleared when the family
+ * cleared the task. */
+static void family_fault(struct orch *o, const struct orch_family *f, int fi,
+			 int op, int k, bool zombie, bool *cleared)
+{
+	struct orch_between b = { .op = op, .k = k, .zombie = zombie };
+
+	if (!f->between)
+		return;
+	if (f->leases_expire_first)
+		wait_leases(o);
+	orch__families_between(&o->fams, &o->s, fi, &b);
+	if (b.hold_ms > 0)
+		wait_until(o, supervisor_now_ms() + b.hold_ms);
+	*cleared |= b.cleared;
+}
+
+/* The between-tries faults once try k of op ended (or was given up as a
+ * zombie: `zombie`), in the order the schedule lists them.  *cleared: an
+ * operator's recover apply moved the operation, after which the operator
+ * clears the task in Airflow (a new try even after exit 100). */
 static void between_tries(struct orch *o, int op, int k, bool zombie,
 			  bool *cleared)
 {
 	*cleared = false;
-	for (size_t i = 0; i < o->p->nfaults && !o->rc; i++) {
-		const struct fault *f = &o->p->faults[i];
-		char *path = NULL, err[300], intent[IDENTITY_DIGEST_LEN + 1];
-		char what[sizeof(o->rec->applied->what)];
-		long long left;
-		int rc = 0;
+	for (size_t i = 0; i < o->s.p->nfaults && !o->s.fatal; i++) {
+		const struct fault *f = &o->s.p->faults[i];
+		const struct orch_family *fam;
 
 		if (fault_at_failpoint(f) || f->after_attempt != k ||
 		    !orch__fault_for_op(f, op))
 			continue;
-		switch (f->action) {
-		case FAULT_START_MEMBER:
-			if (zombie)
-				orch__apply_member(o, (int)i, -1, op);
-			continue;
-		case FAULT_STOP_MEMBER:
-			orch__apply_member(o, (int)i, -1, op);
-			continue;
-		case FAULT_LOSE_XCOM:
-			for (int t = 1; t <= k && !rc; t++) {
-				path = orch__op_path(o, op, "xcom/try-%d", t);
-				rc = path ? fs_empty_dir(path) : FC_NOMEM;
-				free(path);
-			}
-			orch__note_applied(o, (int)i, -1, op, "lost XCom of op %d tries 1-%d",
-				     op, k);
-			break;
-		case FAULT_LOSE_POD:
-			path = orch__op_path(o, op, "run");
-			rc = path ? fs_empty_dir(path) : FC_NOMEM;
-			free(path);
-			orch__note_applied(o, (int)i, -1, op, "lost the pod of op %d after "
-				     "try %d", op, k);
-			break;
-		case FAULT_CHANGE_SOURCE:
-			rc = workgen_change_source(o->wg, op, intent, err, sizeof(err));
-			if (rc) {
-				orch__trouble(o, rc, "change_source: %s", err);
-				continue;
-			}
-			if (!o->rec->ops[op - 1].source_changed_after)
-				o->rec->ops[op - 1].source_changed_after = k;
-			orch__note_applied(o, (int)i, -1, op, "changed the source of op %d "
-				     "after try %d", op, k);
-			break;
-		case FAULT_RECOVER:
-			/* the stopped try's lease runs out before anyone acts */
-			wait_leases(o);
-			rc = orch__operator(o, (int)i, op, k, what, sizeof(what),
-					    &left);
-			orch__note_applied(o, (int)i, -1, op, "%s", what);
-			if (rc != 0) {
-				rc = 0; /* refused: recorded, the fault did not fire */
-				continue;
-			}
-			if (o->rec->napplied)
-				o->rec->applied[o->rec->napplied - 1].moved = true;
-			wait_until(o, supervisor_now_ms() + left);
-			*cleared = true;
-			break;
-		default:
-			continue;
-		}
-		if (rc)
-			orch__trouble(o, rc, "cannot apply %s after try %d of op %d",
-				fault_action_name(f->action), k, op);
+		fam = orch__family_of(f->action);
+		if (fam)
+			family_fault(o, fam, (int)i, op, k, zombie, cleared);
 		else
-			o->rec->fired[i] = true;
+			task_fault(o, (int)i, op, k);
 	}
 }
 
@@ -555,14 +616,14 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
  * when `task_over`, every zombie still waiting), one at a time. */
 static void resume_after(struct orch *o, int op, int k, bool task_over)
 {
-	for (size_t zi = 0; zi < o->nruns && !o->rc; zi++) {
+	for (size_t zi = 0; zi < o->nruns && !o->s.fatal; zi++) {
 		struct run *z = &o->runs[zi];
 		const struct fault *f;
 		if (!z->given_up || z->resumed || z->op != op ||
 		    z->try_number >= k || z->pause_fault < 0)
 			continue;
-		f = &o->p->faults[z->pause_fault];
-		if (z->ended && f->action != FAULT_HOLD_COMMIT)
+		f = &o->s.p->faults[z->pause_fault];
+		if (z->ended && !held_by_family(f->action))
 			continue; /* a held COMMIT outlives its try */
 		if (f->resume == RESUME_NEVER)
 			continue;
@@ -581,25 +642,25 @@ static void resume_after(struct orch *o, int op, int k, bool task_over)
 
 static void run_task(struct orch *o, int op)
 {
-	struct rec_operation *ro = &o->rec->ops[op - 1];
+	struct rec_operation *ro = &o->s.rec->ops[op - 1];
 	int k, idx = -1, last = o->tries;
 	bool cleared;
 
 	ro->task = TASK_RETRIES_EXHAUSTED;
-	for (k = 1; k <= last && !o->rc; k++) {
+	for (k = 1; k <= last && !o->s.fatal; k++) {
 		const struct rec_attempt *a;
 
 		/* a retry waits out the previous try's lease, unless it was
 		 * given up as a zombie (that wait is already over) */
-		if (idx >= 0 && !o->rec->attempts[idx].zombie)
+		if (idx >= 0 && !o->s.rec->attempts[idx].zombie)
 			wait_leases(o);
 		idx = run_try(o, op, k);
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
-		between_tries(o, op, k, o->rec->attempts[idx].zombie, &cleared);
+		between_tries(o, op, k, o->s.rec->attempts[idx].zombie, &cleared);
 		resume_after(o, op, k, false);
-		a = &o->rec->attempts[idx];
+		a = &o->s.rec->attempts[idx];
 		if (!a->zombie && !a->signal && a->exit_code == 0) {
 			ro->task = TASK_SUCCESS;
 			break;
@@ -623,7 +684,9 @@ static void run_task(struct orch *o, int op)
 	resume_after(o, op, last + 1, true);
 }
 
-/* Kill what is left (zombies never resumed) and reap everything. */
+/* Kill what is left (zombies never resumed) and reap everything; after a
+ * fatal error, free what could not be waited for (sv_proc_free kills and
+ * reaps it). */
 static void finish_processes(struct orch *o)
 {
 	for (size_t i = 0; i < o->nruns; i++) {
@@ -632,102 +695,140 @@ static void finish_processes(struct orch *o)
 		sv_proc_kill(o->runs[i].proc);
 		wait_ended(o, (int)i);
 	}
+	for (size_t i = 0; i < o->nruns; i++) {
+		sv_proc_free(o->runs[i].proc);
+		o->runs[i].proc = NULL;
+	}
 }
 
-/* --- setup and the whole schedule --------------------------------------------- */
+/* --- the whole schedule ----------------------------------------------------- */
 
 /* A pause whose resume was asked for but did not happen as asked has not
  * fired as the schedule says. */
 static void settle_fired(struct orch *o)
 {
-	for (size_t i = 0; i < o->p->nfaults; i++) {
-		const struct fault *f = &o->p->faults[i];
+	for (size_t i = 0; i < o->s.p->nfaults; i++) {
+		const struct fault *f = &o->s.p->faults[i];
 		if (f->action == FAULT_PAUSE && f->resume != RESUME_NEVER &&
 		    !o->resume_done[i])
-			o->rec->fired[i] = false;
+			o->s.rec->fired[i] = false;
 	}
+}
+
+/* The clock, the record's names, and the task policy. */
+static void begin(struct orch *o)
+{
+	const struct orch_params *p = o->s.p;
+	const struct orchestrator_spec *policy = &p->suite->orchestrator;
+	struct rec_schedule *rec = o->s.rec;
+
+	o->s.t0 = supervisor_now_ms();
+	rec->wall_start_ms = journal_now_ms();
+	put(rec->route, sizeof(rec->route), "%s", p->route->name);
+	put(rec->scenario, sizeof(rec->scenario), "%s", p->scenario);
+	put(rec->schedule, sizeof(rec->schedule), "%s", p->schedule);
+	o->tries = policy->retries + 1;
+	o->max_try = o->tries;
+	o->zombie_wait_ms = policy->zombie_delay_ms;
+	if (policy->lease_ttl_ms > o->zombie_wait_ms)
+		o->zombie_wait_ms = policy->lease_ttl_ms;
+}
+
+/* Set up, run every task, and read what the schedule left behind. */
+static void run_schedule(struct orch *o, char *err, size_t errlen)
+{
+	struct rec_schedule *rec = o->s.rec;
+	int rc;
+
+	orch__setup_vars(&o->s);
+	rc = orch__families_init(&o->fams, &o->s, err, errlen);
+	if (!rc)
+		rc = orch__setup_start(&o->su, &o->s, err, errlen);
+	if (!rc && orch__record_ops(&o->s, &o->su))
+		rc = FC_NOMEM;
+	if (rc == FC_NOMEM) {
+		orch__out_of_memory(&o->s);
+		return;
+	}
+	if (rc) {
+		orch__trouble(&o->s, rc, "%s", err);
+		return;
+	}
+	for (int op = 1; op <= (int)rec->nops && !o->s.fatal && !rec->status;
+	     op++)
+		run_task(o, op);
+	finish_processes(o);
+	observe(o, -1);
+	settle_fired(o);
+	record_count_concurrency(rec);
+	collect_journal(rec, o->s.journal_url);
+	if (collect_evidence(rec, o->s.p->dir, o->max_try))
+		orch__out_of_memory(&o->s);
+}
+
+/* Clean the schedule's namespace and give the services back (every
+ * member serving); a failure makes the schedule unverified. */
+static void leave_services(struct orch *o)
+{
+	const struct orch_params *p = o->s.p;
+	char err[600];
+
+	if (!p->keep_namespaces && o->s.schedule_id[0] &&
+	    services_clean(p->services, o->s.schedule_id, err, sizeof(err)))
+		orch__trouble(&o->s, FC_IO, "cleaning namespace '%s': %s",
+			      o->s.schedule_id, err);
+	if (services_leave(p->services, err, sizeof(err)))
+		orch__trouble(&o->s, FC_IO, "restoring the services: %s", err);
+}
+
+/* Every process gone, then the families (no held transaction keeps its
+ * locks), then the services given back (when entered), then the rest. */
+static void end_schedule(struct orch *o, bool entered)
+{
+	finish_processes(o);
+	orch__families_release(&o->fams, &o->s);
+	if (entered)
+		leave_services(o);
+	orch__setup_release(&o->su);
+	o->s.journal_url = NULL;
+	free(o->runs);
+	free(o->resume_done);
+	o->runs = NULL;
+	o->resume_done = NULL;
 }
 
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
-	const struct suite *s = p->suite;
-	struct orch o = { .p = p };
-	bool entered = false;
-	int rc, enter_rc;
+	struct orch o = { .s.p = p };
+	size_t nf = p->nfaults ? p->nfaults : 1;
+	int enter_rc;
 
 	*out = NULL;
-	o.rec = record_new();
-	if (!o.rec)
+	o.s.rec = record_new();
+	if (!o.s.rec) {
+		snprintf(err, errlen, "out of memory running schedule");
 		return FC_NOMEM;
+	}
 	/* before the clock starts: waiting for a member-changing schedule
 	 * elsewhere is not part of this one */
-	enter_rc = services_enter(p->services, orch__changes_members(p), err, errlen);
-	entered = enter_rc == 0;
-	o.t0 = supervisor_now_ms();
-	o.rec->wall_start_ms = journal_now_ms();
-	put(o.rec->route, sizeof(o.rec->route), "%s", p->route->name);
-	put(o.rec->scenario, sizeof(o.rec->scenario), "%s", p->scenario);
-	put(o.rec->schedule, sizeof(o.rec->schedule), "%s", p->schedule);
-	o.tries = s->orchestrator.retries + 1;
-	o.max_try = o.tries;
-	o.zombie_wait_ms = s->orchestrator.zombie_delay_ms;
-	if (s->orchestrator.lease_ttl_ms > o.zombie_wait_ms)
-		o.zombie_wait_ms = s->orchestrator.lease_ttl_ms;
-	rc = orch__record_faults(&o);
-	if (rc)
-		goto fatal;
-	rc = entered ? orch__setup(&o, err, errlen) : enter_rc;
-	if (rc == FC_NOMEM)
-		goto fatal;
-	if (rc) {
-		orch__trouble(&o, rc, "%s", err);
-	} else {
-		rc = orch__record_ops(&o);
-		if (rc)
-			goto fatal;
-		for (int op = 1; op <= (int)o.rec->nops && !o.rc && !o.rec->status;
-		     op++)
-			run_task(&o, op);
-		finish_processes(&o);
-		observe(&o, -1);
-		settle_fired(&o);
-		record_count_concurrency(o.rec);
-		collect_journal(o.rec, o.journal_url);
-		if (collect_evidence(o.rec, p->dir, o.max_try))
-			o.rc = FC_NOMEM;
+	enter_rc = services_enter(p->services, orch__families_exclusive(p), err,
+				  errlen);
+	begin(&o);
+	if (orch__record_faults(&o.s) ||
+	    !(o.resume_done = calloc(nf, sizeof(*o.resume_done))))
+		orch__out_of_memory(&o.s);
+	else if (enter_rc)
+		orch__trouble(&o.s, enter_rc, "%s", err);
+	else
+		run_schedule(&o, err, errlen);
+	end_schedule(&o, enter_rc == 0);
+	if (o.s.fatal) {
+		snprintf(err, errlen, "%s", o.s.fatal_msg);
+		record_free(o.s.rec);
+		return o.s.fatal;
 	}
-	orch__proxies_free(&o); /* no held transaction keeps its locks */
-	if (entered)
-		orch__leave_services(&o);
-	entered = false;
-	if (o.rc) {
-		rc = o.rc;
-		goto fatal;
-	}
-	o.rec->duration_ms = rel_now(&o);
-	rc = 0;
-	*out = o.rec;
-	o.rec = NULL;
-fatal:
-	if (rc)
-		snprintf(err, errlen, "out of memory running schedule");
-	finish_processes(&o);
-	if (entered && services_leave(p->services, err, errlen)) {
-		/* out of memory already: the schedule has no record to mark */
-	}
-	for (size_t i = 0; i < o.nruns; i++) {
-		sv_proc_free(o.runs[i].proc);
-		orch__seccomp_release(&o.runs[i]);
-	}
-	free(o.runs);
-	free(o.resume_done);
-	workgen_free(o.wg);
-	observer_free(o.obs);
-	orch__proxies_free(&o);
-	free(o.journal_url);
-	orch__free_list(o.argv);
-	orch__free_list(o.env);
-	record_free(o.rec);
-	return rc;
+	o.s.rec->duration_ms = orch__elapsed_ms(&o.s);
+	*out = o.s.rec;
+	return 0;
 }

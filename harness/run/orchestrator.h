@@ -49,6 +49,12 @@
  *
  * Ownership: orchestrator_run() returns a record the caller frees with
  * record_free().  The directory stays; the caller removes it.
+ *
+ * Who includes it: harness/certify (a worker runs each schedule through
+ * it) and tests; inside harness/run, the orchestrator's own parts for
+ * struct orch_params.  Its parts (orchestrator_*.h: the schedule context,
+ * the fault families' port, setup, wait set) are not for other modules.
+ * Invariants: the numbered list at the top of orchestrator.c.
  */
 #ifndef FENCECERT_ORCHESTRATOR_H
 #define FENCECERT_ORCHESTRATOR_H
@@ -82,7 +88,9 @@ struct orch_params {
  * Run the schedule.  Returns 0 and a record, also when the route misbehaved
  * or could not be started (then record->status/error say so and the
  * checker calls the schedule unverified).  Returns an error only when no
- * record could be made (out of memory); then *out is NULL.
+ * record could be made: FC_NOMEM (out of memory), or the error waiting on
+ * the schedule's processes failed with (FC_IO when poll failed); then *out
+ * is NULL and err says which.
  */
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen) FC_MUST_CHECK;

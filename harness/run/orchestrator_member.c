@@ -1,82 +1,97 @@
 /*
- * orchestrator_member.c -- the suite's services during a schedule: stopping
- * and starting etcd members at failpoints and between tries, and giving the
- * services back (namespace cleaned, every member serving) at the end.
+ * orchestrator_member.c -- the members family (orchestrator_family.h):
+ * stop_member and start_member faults stop and start one member of an
+ * etcd service of the suite, at a failpoint or between tries.
+ *
+ * Invariants:
+ *  1. A member fault fired only when the services say the member is down
+ *     (its process gone) or up and serving; otherwise the schedule is in
+ *     trouble (unverified), never passed.
+ *  2. A start_member due after a counted try is applied as soon as that
+ *     try's process is gone, before the target is observed (an observer
+ *     may need the quorum it brings back); starting a server changes no
+ *     row, so the observation still credits only the try.  After a zombie
+ *     (given up, still alive) it waits for the between-tries turn.
+ *  3. A schedule with a member fault has the services to itself
+ *     (`exclusive`), so no other schedule sees a member down.
+ * The family has no state of its own.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "harness/run/orchestrator_impl.h"
+#include "harness/run/orchestrator_family.h"
+#include "harness/run/services.h"
 
-/* start_member faults due after this (counted) try: applied as soon as it
- * ends, before the target is observed, since an observer may need the
- * quorum they bring back.  Starting a server changes no row, so the
- * observation still credits only the try (invariant 2). */
-void orch__starts_after(struct orch *o, int idx)
+/* Stop or start a member for fault fi (attempt: index, -1 between). */
+static void apply(struct orch_sched *s, int fi, int attempt, int op)
 {
-	const struct run *r = &o->runs[idx];
-
-	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
-		const struct fault *f = &o->p->faults[i];
-		if (f->action == FAULT_START_MEMBER && !fault_at_failpoint(f) &&
-		    f->after_attempt == r->try_number && orch__fault_for_op(f, r->op))
-			orch__apply_member(o, (int)i, -1, r->op);
-	}
-}
-
-/* Stop or start a member for fault fi; it fired only when the script says
- * the member is down (its process gone) or up and serving. */
-void orch__apply_member(struct orch *o, int fi, int attempt, int op)
-{
-	const struct fault *f = &o->p->faults[fi];
+	const struct fault *f = &s->p->faults[fi];
 	bool up = f->action == FAULT_START_MEMBER;
 	char err[600];
 
-	if (services_member(o->p->services, f->service, f->member, up, err,
+	if (services_member(s->p->services, f->service, f->member, up, err,
 			    sizeof(err))) {
-		orch__trouble(o, FC_IO, "%s %s: %s", fault_action_name(f->action),
-			f->member, err);
+		orch__trouble(s, FC_IO, "%s %s: %s", fault_action_name(f->action),
+			      f->member, err);
 		return;
 	}
-	o->rec->fired[fi] = true;
-	orch__note_applied(o, fi, attempt, op, "%s %s%s%s in op %d %s %d",
-		     up ? "started" : "stopped", f->service,
-		     f->service[0] ? "/" : "", f->member, op,
-		     attempt >= 0 ? "try" : "after try",
-		     attempt >= 0 ? o->runs[attempt].try_number : f->after_attempt);
+	s->rec->fired[fi] = true;
+	orch__note_applied(s, fi, attempt, op, "%s %s%s%s in op %d %s %d",
+			   up ? "started" : "stopped", f->service,
+			   f->service[0] ? "/" : "", f->member, op,
+			   attempt >= 0 ? "try" : "after try",
+			   attempt >= 0 ? s->rec->attempts[attempt].try_number :
+			   f->after_attempt);
 }
 
 /* The member actions at this hit, in the order the schedule lists them. */
-void orch__member_actions_at(struct orch *o, int idx, const char *fp, int nth)
+static void hit(void *st, struct orch_sched *s, int idx, const char *fp,
+		int nth)
 {
-	const struct run *r = &o->runs[idx];
+	int op = s->rec->attempts[idx].operation;
+	int k = s->rec->attempts[idx].try_number;
 
-	for (size_t i = 0; i < o->p->nfaults && !o->rec->status; i++) {
-		const struct fault *f = &o->p->faults[i];
+	for (size_t i = 0; i < s->p->nfaults && !s->rec->status; i++) {
+		const struct fault *f = &s->p->faults[i];
 		if (fault_is_member_action(f->action) &&
-		    orch__fault_here(f, r->op, r->try_number, fp, nth))
-			orch__apply_member(o, (int)i, idx, r->op);
+		    orch__fault_here(f, op, k, fp, nth))
+			apply(s, (int)i, idx, op);
 	}
 }
 
-bool orch__changes_members(const struct orch_params *p)
+/* start_member faults due after counted try idx (invariant 2). */
+static void gone(void *st, struct orch_sched *s, int idx, bool zombie)
 {
-	for (size_t i = 0; i < p->nfaults; i++)
-		if (fault_is_member_action(p->faults[i].action))
-			return true;
-	return false;
+	int op = s->rec->attempts[idx].operation;
+	int k = s->rec->attempts[idx].try_number;
+
+	if (zombie)
+		return;
+	for (size_t i = 0; i < s->p->nfaults && !s->rec->status; i++) {
+		const struct fault *f = &s->p->faults[i];
+		if (f->action == FAULT_START_MEMBER && !fault_at_failpoint(f) &&
+		    f->after_attempt == k && orch__fault_for_op(f, op))
+			apply(s, (int)i, -1, op);
+	}
 }
 
-/* Clean the schedule's namespace and give the services back (every
- * member serving); a failure makes the schedule unverified. */
-void orch__leave_services(struct orch *o)
+static void between(void *st, struct orch_sched *s, int fi,
+		    struct orch_between *b)
 {
-	char err[600];
-
-	if (!o->p->keep_namespaces && o->schedule_id[0] &&
-	    services_clean(o->p->services, o->schedule_id, err, sizeof(err)))
-		orch__trouble(o, FC_IO, "cleaning namespace '%s': %s", o->schedule_id,
-			err);
-	if (services_leave(o->p->services, err, sizeof(err)))
-		orch__trouble(o, FC_IO, "restoring the services: %s", err);
+	if (s->p->faults[fi].action == FAULT_START_MEMBER && !b->zombie)
+		return; /* applied when the try's process was gone */
+	apply(s, fi, -1, b->op);
 }
+
+static bool owns(enum fault_action a)
+{
+	return fault_is_member_action(a);
+}
+
+const struct orch_family orch__members = {
+	.owns = owns,
+	.exclusive = true,
+	.hit = hit,
+	.gone = gone,
+	.between = between,
+};

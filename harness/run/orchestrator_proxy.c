@@ -1,7 +1,9 @@
 /*
- * orchestrator_proxy.c -- a schedule's fault proxies (tcp_proxy.h): one per
- * suite `proxies:` entry, started before the route's templates are
- * expanded ({proxy:NAME} is its URL) and stopped with the schedule.
+ * orchestrator_proxy.c -- the proxies family (orchestrator_family.h): a
+ * schedule's fault proxies (tcp_proxy.h), one per suite `proxies:` entry,
+ * started before the route's templates are expanded ({proxy:NAME} is its
+ * URL) and stopped with the schedule; cut_after_commit, hold_commit,
+ * refuse and delay faults are rules armed on them.
  *
  * Invariants:
  *   1. A proxy fault is armed only while its try runs: from before the try
@@ -11,25 +13,34 @@
  *   2. A fault fired only if the proxy says so: a cut answer, a held or
  *      swallowed COMMIT, a refused connection, a delayed message.  The
  *      proxy's own words go into the record's applied faults.
- *   3. A held COMMIT makes its try a zombie like a pause does, and is
- *      released (not SIGCONTed) when the zombie is resumed.  The hold has
- *      fired once the COMMIT was held: the next try then runs while it is
- *      in flight, which is the point.  A server (or a probe) may still end
- *      the held session before the release; the zombie then ends on its
- *      own and there is nothing left to release.
+ *   3. A held COMMIT makes its try a zombie like a pause does (`holding`),
+ *      and is released (not SIGCONTed) when the zombie is resumed.  The
+ *      hold has fired once the COMMIT was held: the next try then runs
+ *      while it is in flight, which is the point.  A server (or a probe)
+ *      may still end the held session before the release; the zombie then
+ *      ends on its own and there is nothing left to release.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/run/orchestrator_impl.h"
 #include "harness/inject/tcp_proxy.h"
+#include "harness/run/orchestrator_family.h"
 
-static int proxy_index(const struct orch *o, const char *name)
+/* The family's state: the suite's proxies, in suite order. */
+struct proxies {
+	const struct orch_params *p;
+	tcp_proxy **proxy;
+	char **url;          /* {proxy:NAME} */
+	int *fault;          /* per proxy: the fault armed on it, -1 */
+	size_t n;
+};
+
+static int proxy_index(const struct proxies *px, const char *name)
 {
-	const struct suite *s = o->p->suite;
+	const struct suite *s = px->p->suite;
 
-	for (size_t i = 0; i < o->nproxies; i++)
+	for (size_t i = 0; i < px->n; i++)
 		if (strcmp(s->proxies[i].name, name) == 0)
 			return (int)i;
 	return -1;
@@ -37,70 +48,92 @@ static int proxy_index(const struct orch *o, const char *name)
 
 static const char *proxy_url(const void *ctx, const char *name)
 {
-	const struct orch *o = ctx;
-	int i = proxy_index(o, name);
+	const struct proxies *px = ctx;
+	int i = proxy_index(px, name);
 
-	return i < 0 ? NULL : o->proxy_urls[i];
+	return i < 0 ? NULL : px->url[i];
 }
 
-int orch__proxies_start(struct orch *o, char *err, size_t errlen)
+static void release(void *st, struct orch_sched *s)
 {
-	const struct suite *s = o->p->suite;
-	size_t n = s->nproxies;
+	struct proxies *px = st;
 
-	if (!n)
-		return 0;
-	o->proxies = calloc(n, sizeof(*o->proxies));
-	o->proxy_urls = calloc(n, sizeof(*o->proxy_urls));
-	o->proxy_fault = calloc(n, sizeof(*o->proxy_fault));
-	if (!o->proxies || !o->proxy_urls || !o->proxy_fault)
-		return FC_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		char *up = NULL, msg[300];
-		int rc = scenario_expand(s->proxies[i].upstream, &o->vars, &up,
-					 msg, sizeof(msg));
-
-		o->nproxies = i + 1;
-		o->proxy_fault[i] = -1;
-		if (!rc)
-			rc = tcp_proxy_start(up, tcp_proxy_protocol_of(up),
-					     &o->proxies[i], msg, sizeof(msg));
-		if (!rc && !(o->proxy_urls[i] = tcp_proxy_rewrite_url(up,
-				tcp_proxy_port(o->proxies[i]))))
-			rc = FC_NOMEM;
-		free(up);
-		if (rc) {
-			snprintf(err, errlen, "proxy '%s': %s", s->proxies[i].name, msg);
-			return rc;
-		}
+	if (!px)
+		return;
+	if (s->vars.proxy_ctx == px) { /* no {proxy:} after this */
+		s->vars.proxy = NULL;
+		s->vars.proxy_ctx = NULL;
 	}
-	o->vars.proxy = proxy_url;
-	o->vars.proxy_ctx = o;
+	for (size_t i = 0; i < px->n; i++) {
+		tcp_proxy_free(px->proxy[i]);
+		free(px->url[i]);
+	}
+	free(px->proxy);
+	free(px->url);
+	free(px->fault);
+	free(px);
+}
+
+/* Start proxy i toward its upstream ({service:} expanded). */
+static int start_one(struct proxies *px, struct orch_sched *s, size_t i,
+		     char *err, size_t errlen)
+{
+	const struct proxy_spec *sp = &s->p->suite->proxies[i];
+	char *up = NULL, msg[300];
+	int rc = scenario_expand(sp->upstream, &s->vars, &up, msg, sizeof(msg));
+
+	px->n = i + 1;
+	px->fault[i] = -1;
+	if (!rc)
+		rc = tcp_proxy_start(up, tcp_proxy_protocol_of(up),
+				     &px->proxy[i], msg, sizeof(msg));
+	if (!rc && !(px->url[i] = tcp_proxy_rewrite_url(up,
+				tcp_proxy_port(px->proxy[i]))))
+		rc = FC_NOMEM;
+	free(up);
+	if (rc)
+		snprintf(err, errlen, "proxy '%s': %s", sp->name, msg);
+	return rc;
+}
+
+static int init(struct orch_sched *s, void **state, char *err, size_t errlen)
+{
+	size_t n = s->p->suite->nproxies;
+	struct proxies *px = calloc(1, sizeof(*px));
+	int rc = 0;
+
+	*state = NULL;
+	if (!px)
+		return FC_NOMEM;
+	px->p = s->p;
+	if (n) {
+		px->proxy = calloc(n, sizeof(*px->proxy));
+		px->url = calloc(n, sizeof(*px->url));
+		px->fault = calloc(n, sizeof(*px->fault));
+		if (!px->proxy || !px->url || !px->fault)
+			rc = FC_NOMEM;
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = start_one(px, s, i, err, errlen);
+	if (rc) {
+		release(px, s);
+		return rc;
+	}
+	if (n) {
+		s->vars.proxy = proxy_url;
+		s->vars.proxy_ctx = px;
+	}
+	*state = px;
 	return 0;
 }
 
-void orch__proxies_free(struct orch *o)
+static void arm(struct proxies *px, int fi)
 {
-	for (size_t i = 0; i < o->nproxies; i++) {
-		tcp_proxy_free(o->proxies[i]);
-		free(o->proxy_urls[i]);
-	}
-	free(o->proxies);
-	free(o->proxy_urls);
-	free(o->proxy_fault);
-	o->proxies = NULL;
-	o->proxy_urls = NULL;
-	o->proxy_fault = NULL;
-	o->nproxies = 0;
-}
-
-static void arm(struct orch *o, int fi)
-{
-	const struct fault *f = &o->p->faults[fi];
-	int px = proxy_index(o, f->proxy);
+	const struct fault *f = &px->p->faults[fi];
+	int i = proxy_index(px, f->proxy);
 	struct tcp_proxy_rule rule = { TCP_PROXY_FORWARD, 0, 0 };
 
-	if (px < 0)
+	if (i < 0)
 		return; /* the loader refuses this; a replayed string may not */
 	switch (f->action) {
 	case FAULT_CUT_AFTER_COMMIT:
@@ -116,99 +149,133 @@ static void arm(struct orch *o, int fi)
 		rule.delay_ms = f->delay_ms;
 		break;
 	}
-	tcp_proxy_arm(o->proxies[px], &rule);
-	o->proxy_fault[px] = fi;
+	tcp_proxy_arm(px->proxy[i], &rule);
+	px->fault[i] = fi;
 }
 
+/* Is f a proxy fault of try k of op? */
 static bool for_try(const struct fault *f, int op, int k)
 {
 	return fault_is_proxy_action(f->action) && f->attempt == k &&
-	       (f->operation == 0 || f->operation == op);
+	       orch__fault_for_op(f, op);
 }
 
-void orch__proxy_try_starts(struct orch *o, int op, int k)
+static bool for_attempt(const struct orch_sched *s, const struct fault *f,
+			int idx)
 {
-	for (size_t i = 0; i < o->p->nfaults; i++)
-		if (for_try(&o->p->faults[i], op, k) &&
-		    !fault_at_failpoint(&o->p->faults[i]))
-			arm(o, (int)i);
+	const struct rec_attempt *a = &s->rec->attempts[idx];
+
+	return for_try(f, a->operation, a->try_number);
 }
 
-void orch__proxy_hit(struct orch *o, int idx, const char *fp, int nth)
+/* Arm try idx's proxy faults that hold from its start. */
+static int try_starts(void *st, struct orch_sched *s, int idx,
+		      struct sv_spawn *req, char *err, size_t errlen)
 {
-	const struct run *r = &o->runs[idx];
+	for (size_t i = 0; i < s->p->nfaults; i++)
+		if (for_attempt(s, &s->p->faults[i], idx) &&
+		    !fault_at_failpoint(&s->p->faults[i]))
+			arm(st, (int)i);
+	return 0;
+}
 
-	for (size_t i = 0; i < o->p->nfaults; i++) {
-		const struct fault *f = &o->p->faults[i];
+/* Arm a refuse given this failpoint. */
+static void hit(void *st, struct orch_sched *s, int idx, const char *fp,
+		int nth)
+{
+	for (size_t i = 0; i < s->p->nfaults; i++) {
+		const struct fault *f = &s->p->faults[i];
 
-		if (for_try(f, r->op, r->try_number) && fault_at_failpoint(f) &&
+		if (for_attempt(s, f, idx) && fault_at_failpoint(f) &&
 		    strcmp(f->failpoint, fp) == 0 && f->hit == nth)
-			arm(o, (int)i);
+			arm(st, (int)i);
 	}
 }
 
 /* The fault armed on some proxy for attempt idx with this action. */
-static int armed_for(const struct orch *o, int idx, enum fault_action a,
-		     int *px)
+static int armed_for(const struct proxies *px, const struct orch_sched *s,
+		     int idx, enum fault_action a, int *which)
 {
-	const struct run *r = &o->runs[idx];
+	for (size_t i = 0; i < px->n; i++) {
+		int fi = px->fault[i];
 
-	for (size_t i = 0; i < o->nproxies; i++) {
-		int fi = o->proxy_fault[i];
-
-		if (fi >= 0 && o->p->faults[fi].action == a &&
-		    for_try(&o->p->faults[fi], r->op, r->try_number)) {
-			*px = (int)i;
+		if (fi >= 0 && s->p->faults[fi].action == a &&
+		    for_attempt(s, &s->p->faults[fi], idx)) {
+			*which = (int)i;
 			return fi;
 		}
 	}
 	return -1;
 }
 
-int orch__proxy_holding(struct orch *o, int idx, bool *armed)
+/* A hold_commit armed for idx holds its COMMIT now (invariant 3). */
+static int holding(void *st, struct orch_sched *s, int idx, bool *armed)
 {
-	struct tcp_proxy_stats st;
-	int px, fi = armed_for(o, idx, FAULT_HOLD_COMMIT, &px);
+	struct proxies *px = st;
+	struct tcp_proxy_stats stats;
+	int i, fi = armed_for(px, s, idx, FAULT_HOLD_COMMIT, &i);
 
 	*armed = fi >= 0;
 	if (fi < 0)
 		return -1;
-	tcp_proxy_stats(o->proxies[px], &st);
-	return st.fired > 0 ? fi : -1;
+	tcp_proxy_stats(px->proxy[i], &stats);
+	return stats.fired > 0 ? fi : -1;
 }
 
-void orch__proxy_release(struct orch *o, int fi)
+/* Let the COMMIT held for fault fi go on. */
+static void resume(void *st, struct orch_sched *s, int fi)
 {
-	int px = proxy_index(o, o->p->faults[fi].proxy);
+	struct proxies *px = st;
+	int i = proxy_index(px, s->p->faults[fi].proxy);
 
-	if (px >= 0)
-		tcp_proxy_release(o->proxies[px]);
+	if (i >= 0)
+		tcp_proxy_release(px->proxy[i]);
 }
 
-void orch__proxy_try_ends(struct orch *o, int idx)
+/* Record what idx's proxy faults did and disarm them (invariants 1, 2). */
+static void try_over(void *st, struct orch_sched *s, int idx)
 {
-	const struct run *r = &o->runs[idx];
+	struct proxies *px = st;
+	int op = s->rec->attempts[idx].operation;
+	int k = s->rec->attempts[idx].try_number;
 
-	for (size_t i = 0; i < o->nproxies; i++) {
-		int fi = o->proxy_fault[i];
+	for (size_t i = 0; i < px->n; i++) {
+		int fi = px->fault[i];
 		const struct fault *f;
-		struct tcp_proxy_stats st;
+		struct tcp_proxy_stats stats;
 
 		if (fi < 0)
 			continue;
-		f = &o->p->faults[fi];
-		if (!for_try(f, r->op, r->try_number))
+		f = &s->p->faults[fi];
+		if (!for_try(f, op, k))
 			continue;
-		tcp_proxy_disarm(o->proxies[i]);
-		o->proxy_fault[i] = -1;
-		tcp_proxy_stats(o->proxies[i], &st);
-		if (f->action == FAULT_DELAY && st.delayed > 0)
-			snprintf(st.last, sizeof(st.last), "delayed %ld messages by %d ms",
-				 st.delayed, f->delay_ms);
-		else if (st.fired == 0)
+		tcp_proxy_disarm(px->proxy[i]);
+		px->fault[i] = -1;
+		tcp_proxy_stats(px->proxy[i], &stats);
+		if (f->action == FAULT_DELAY && stats.delayed > 0)
+			snprintf(stats.last, sizeof(stats.last),
+				 "delayed %ld messages by %d ms", stats.delayed,
+				 f->delay_ms);
+		else if (stats.fired == 0)
 			continue;
-		o->rec->fired[fi] = true;
-		orch__note_applied(o, fi, idx, r->op, "proxy %s: %s in op %d try %d",
-				   f->proxy, st.last, r->op, r->try_number);
+		s->rec->fired[fi] = true;
+		orch__note_applied(s, fi, idx, op, "proxy %s: %s in op %d try %d",
+				   f->proxy, stats.last, op, k);
 	}
 }
+
+static bool owns(enum fault_action a)
+{
+	return fault_is_proxy_action(a);
+}
+
+const struct orch_family orch__proxies = {
+	.owns = owns,
+	.init = init,
+	.try_starts = try_starts,
+	.hit = hit,
+	.holding = holding,
+	.resume = resume,
+	.try_over = try_over,
+	.release = release,
+};

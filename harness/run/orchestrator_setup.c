@@ -1,34 +1,18 @@
 /*
- * orchestrator_setup.c -- what a schedule needs before its first try: the
- * workload (workgen), the target observer, the expanded journal URL, route
- * argv and env, the record's skeleton; and each attempt's environment.
- *
- * Invariant: nothing here starts a process; orchestrator.c does, with what
- * this file prepared.
+ * orchestrator_setup.c -- a schedule's workload, observer, expanded
+ * templates and record skeleton, and each attempt's environment
+ * (orchestrator_setup.h, whose invariants this file keeps).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "routes/failpoint.h"
-#include "harness/run/orchestrator_impl.h"
+#include "common/protocol.h"
 #include "common/put.h"
-
-char *orch__op_path(const struct orch *o, int op, const char *fmt, ...)
-{
-	char tail[128], *out;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(tail, sizeof(tail), fmt, ap);
-	va_end(ap);
-	if (asprintf(&out, "%s/op%d%s%s", o->p->dir, op, *tail ? "/" : "",
-		     tail) < 0)
-		return NULL;
-	return out;
-}
+#include "harness/run/orchestrator_setup.h"
+#include "harness/run/orchestrator_wait.h"
+#include "harness/run/services.h"
 
 static int expand_list(char *const *tmpl, const struct template_vars *vars,
 		       char ***out, char *err, size_t errlen)
@@ -77,60 +61,36 @@ static int env_add(char ***env, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
-/* This fencecert binary, for FENCECERT_BIN and the recover fault. */
-const char *orch__self_exe(void)
-{
-	static char path[4096];
-
-	if (!path[0]) {
-		static const char gone[] = " (deleted)";
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-		size_t len;
-
-		if (n <= 0) {
-			snprintf(path, sizeof(path), "fencecert");
-			return path;
-		}
-		path[n] = '\0';
-		/* rebuilt while we run: the new binary is at the same path */
-		len = (size_t)n;
-		if (len > sizeof(gone) - 1 &&
-		    strcmp(path + len - (sizeof(gone) - 1), gone) == 0)
-			path[len - (sizeof(gone) - 1)] = '\0';
-	}
-	return path;
-}
-
 /* The SPEC section 7 environment of try k of op, NULL-terminated. */
-char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
-			 const char *run_dir)
+char **orch__attempt_env(const struct orch_setup *su,
+			 const struct orch_sched *s, int op, int k,
+			 const char *xcom, const char *run_dir)
 {
-	const struct workgen_op *w = workgen_op(o->wg, op);
-	const struct suite *s = o->p->suite;
+	const struct workgen_op *w = workgen_op(su->wg, op);
 	char **env = NULL;
 	size_t n = 0;
-	char *prev = k > 1 ? orch__op_path(o, op, "xcom/try-%d", k - 1) : NULL;
-	char *wait = orch__wait_set(o, op, k);
+	char *prev = k > 1 ? orch__op_path(s, op, "xcom/try-%d", k - 1) : NULL;
+	char *wait = orch__wait_set(s->p, op, k);
 	int rc = wait ? 0 : FC_NOMEM;
 
-	rc |= env_add(&env, &n, "FENCECERT_JOURNAL=%s", o->journal_url);
-	rc |= env_add(&env, &n, "FENCECERT_TARGET=%s", observer_target(o->obs));
-	rc |= env_add(&env, &n, "FENCECERT_WORKLOAD=%s", w->workload_path);
-	rc |= env_add(&env, &n, "FENCECERT_TRY_NUMBER=%d", k);
-	rc |= env_add(&env, &n, "FENCECERT_RUN_DIR=%s", run_dir);
-	rc |= env_add(&env, &n, "FENCECERT_XCOM_DIR=%s", xcom);
+	rc |= env_add(&env, &n, PROTO_ENV_JOURNAL "=%s", su->journal_url);
+	rc |= env_add(&env, &n, PROTO_ENV_TARGET "=%s", observer_target(su->obs));
+	rc |= env_add(&env, &n, PROTO_ENV_WORKLOAD "=%s", w->workload_path);
+	rc |= env_add(&env, &n, PROTO_ENV_TRY_NUMBER "=%d", k);
+	rc |= env_add(&env, &n, PROTO_ENV_RUN_DIR "=%s", run_dir);
+	rc |= env_add(&env, &n, PROTO_ENV_XCOM_DIR "=%s", xcom);
 	if (prev)
-		rc |= env_add(&env, &n, "FENCECERT_PREV_XCOM_DIR=%s", prev);
-	rc |= env_add(&env, &n, "FENCECERT_LEASE_TTL_MS=%d",
-		      s->orchestrator.lease_ttl_ms);
-	rc |= env_add(&env, &n, "FENCECERT_LEASE_OWNER=op%d-try%d", op, k);
+		rc |= env_add(&env, &n, PROTO_ENV_PREV_XCOM_DIR "=%s", prev);
+	rc |= env_add(&env, &n, PROTO_ENV_LEASE_TTL_MS "=%d",
+		      s->p->suite->orchestrator.lease_ttl_ms);
+	rc |= env_add(&env, &n, PROTO_ENV_LEASE_OWNER "=op%d-try%d", op, k);
 	/* routes in other languages reach the journal through our CLI */
-	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", orch__self_exe());
+	rc |= env_add(&env, &n, PROTO_ENV_BIN "=%s", orch__self_exe());
 	/* the failpoints we may act at; the route passes the others */
 	if (wait)
-		rc |= env_add(&env, &n, "%s=%s", FAILPOINT_WAIT_ENV, wait);
-	for (size_t i = 0; o->env && o->env[i]; i++)
-		rc |= env_add(&env, &n, "%s", o->env[i]);
+		rc |= env_add(&env, &n, PROTO_ENV_FAILPOINT_WAIT "=%s", wait);
+	for (size_t i = 0; su->env && su->env[i]; i++)
+		rc |= env_add(&env, &n, "%s", su->env[i]);
 	free(prev);
 	free(wait);
 	if (!rc && RECORD_PUSH(env, n))
@@ -147,53 +107,70 @@ static bool under_syscall_faults(const struct orch_params *p)
 	return p->sys_discover != NULL;
 }
 
-int orch__setup(struct orch *o, char *err, size_t errlen)
+void orch__setup_vars(struct orch_sched *s)
 {
-	const struct orch_params *p = o->p;
-	const struct suite *s = p->suite;
+	const struct orch_params *p = s->p;
 	const char *base = strrchr(p->dir, '/');
+
+	services_schedule_id(base ? base + 1 : p->dir, s->schedule_id,
+			     sizeof(s->schedule_id));
+	s->vars = (struct template_vars){
+		.dir = p->dir, .schedule_id = s->schedule_id,
+		.service = services_address, .service_ctx = p->services,
+	};
+}
+
+int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
+		      size_t errlen)
+{
+	const struct orch_params *p = s->p;
+	const struct suite *suite = p->suite;
 	char wdir[4096];
 	int rc;
 
-	services_schedule_id(base ? base + 1 : p->dir, o->schedule_id,
-			     sizeof(o->schedule_id));
-	o->vars = (struct template_vars){
-		.dir = p->dir, .schedule_id = o->schedule_id,
-		.service = services_address, .service_ctx = p->services,
-	};
-	rc = orch__proxies_start(o, err, errlen);
-	if (rc)
-		return rc;
 	put(wdir, sizeof(wdir), "%s/workload", p->dir);
-	rc = workgen_generate(&s->workload, p->operations, wdir, &o->wg, err,
-			      errlen);
+	rc = workgen_generate(&suite->workload, p->operations, wdir, &su->wg,
+			      err, errlen);
 	if (rc)
 		return rc;
-	rc = observer_new(p->route, &s->workload, &o->vars, p->sv, &o->obs, err,
-			  errlen);
+	rc = observer_new(p->route, &suite->workload, &s->vars, p->sv, &su->obs,
+			  err, errlen);
 	if (!rc && under_syscall_faults(p))
-		observer_one_shot(o->obs);
+		observer_one_shot(su->obs);
 	if (!rc)
-		rc = scenario_expand(p->route->journal, &o->vars, &o->journal_url,
+		rc = scenario_expand(p->route->journal, &s->vars, &su->journal_url,
 				     err, errlen);
+	s->journal_url = su->journal_url;
 	if (!rc)
-		rc = expand_list(p->route->command, &o->vars, &o->argv, err, errlen);
+		rc = expand_list(p->route->command, &s->vars, &su->argv, err,
+				 errlen);
 	if (!rc)
-		rc = expand_list(p->route->env, &o->vars, &o->env, err, errlen);
+		rc = expand_list(p->route->env, &s->vars, &su->env, err, errlen);
 	return rc;
 }
 
-int orch__record_ops(struct orch *o)
+void orch__setup_release(struct orch_setup *su)
 {
-	size_t n = workgen_count(o->wg);
+	workgen_free(su->wg);
+	observer_free(su->obs);
+	free(su->journal_url);
+	orch__free_list(su->argv);
+	orch__free_list(su->env);
+	*su = (struct orch_setup){ 0 };
+}
 
-	o->rec->ops = calloc(n ? n : 1, sizeof(*o->rec->ops));
-	if (!o->rec->ops)
+int orch__record_ops(struct orch_sched *s, const struct orch_setup *su)
+{
+	size_t n = workgen_count(su->wg);
+	struct rec_schedule *rec = s->rec;
+
+	rec->ops = calloc(n ? n : 1, sizeof(*rec->ops));
+	if (!rec->ops)
 		return FC_NOMEM;
-	o->rec->nops = n;
+	rec->nops = n;
 	for (size_t i = 0; i < n; i++) {
-		const struct workgen_op *w = workgen_op(o->wg, (int)i + 1);
-		struct rec_operation *ro = &o->rec->ops[i];
+		const struct workgen_op *w = workgen_op(su->wg, (int)i + 1);
+		struct rec_operation *ro = &rec->ops[i];
 		ro->index = (int)i + 1;
 		put(ro->operation_id, sizeof(ro->operation_id), "%s",
 		    w->operation_id);
@@ -212,18 +189,17 @@ int orch__record_ops(struct orch *o)
 	return 0;
 }
 
-int orch__record_faults(struct orch *o)
+int orch__record_faults(struct orch_sched *s)
 {
-	const struct orch_params *p = o->p;
+	const struct orch_params *p = s->p;
 	size_t n = p->nfaults ? p->nfaults : 1;
 
-	o->rec->faults = calloc(n, sizeof(*o->rec->faults));
-	o->rec->fired = calloc(n, sizeof(*o->rec->fired));
-	o->resume_done = calloc(n, sizeof(*o->resume_done));
-	if (!o->rec->faults || !o->rec->fired || !o->resume_done)
+	s->rec->faults = calloc(n, sizeof(*s->rec->faults));
+	s->rec->fired = calloc(n, sizeof(*s->rec->fired));
+	if (!s->rec->faults || !s->rec->fired)
 		return FC_NOMEM;
 	if (p->nfaults)
-		memcpy(o->rec->faults, p->faults, p->nfaults * sizeof(*p->faults));
-	o->rec->nfaults = p->nfaults;
+		memcpy(s->rec->faults, p->faults, p->nfaults * sizeof(*p->faults));
+	s->rec->nfaults = p->nfaults;
 	return 0;
 }

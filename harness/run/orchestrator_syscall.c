@@ -1,7 +1,9 @@
 /*
- * orchestrator_syscall.c -- syscall faults in a schedule: the seccomp plan
- * of one try, built before it starts (orchestrator.h), and what a discovery
- * try leaves in the record.
+ * orchestrator_syscall.c -- the syscalls family (orchestrator_family.h):
+ * syscall faults in a schedule.  Each try with one runs under a seccomp
+ * plan (inject_seccomp.h) built before it is spawned; what the plan's
+ * rules did, and what a discovery try counted, goes into the record once
+ * the try's process ended.
  *
  * Invariants:
  *  1. A try gets a plan only when the schedule has a syscall fault for it,
@@ -11,21 +13,37 @@
  *     expanded here with the directory glob-escaped, and discovery counts
  *     calls per (syscall, scope glob template), so schedule strings replay
  *     in any directory and meet temp files with random names.
+ *  3. A plan outlives its process (sv_spawn.seccomp): it is freed once the
+ *     process is gone, or with the family.
+ *  4. A rule that failed a call or killed the try fired its fault, and is
+ *     recorded as applied in the words of the supervisor's log.
  */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/run/orchestrator_impl.h"
+#include "harness/run/orchestrator_family.h"
+
+/* The plan of one attempt (NULL: it runs without a filter). */
+struct try_plan {
+	struct inject_seccomp_plan *plan;
+	int *rule_fault;     /* plan rule i -> index into faults (-1: count) */
+};
+
+/* The family's state: the plans, indexed by attempt. */
+struct syscalls {
+	struct try_plan *tries;
+	size_t n;
+};
 
 /* tmpl with "{dir}" standing for the escaped schedule directory. */
-static int expand_glob(const struct orch *o, const char *tmpl, char **out,
-		       char *err, size_t errlen)
+static int expand_glob(const struct orch_sched *s, const char *tmpl,
+		       char **out, char *err, size_t errlen)
 {
 	char dir[PATH_MAX * 2];
 
-	if (inject_seccomp_glob_escape(o->p->dir, dir, sizeof(dir)) < 0) {
+	if (inject_seccomp_glob_escape(s->p->dir, dir, sizeof(dir)) < 0) {
 		snprintf(err, errlen, "schedule directory too long for a glob");
 		return FC_USAGE;
 	}
@@ -33,107 +51,141 @@ static int expand_glob(const struct orch *o, const char *tmpl, char **out,
 			       err, errlen);
 }
 
-static int add_rule(struct orch *o, struct run *r, const char *tmpl,
-		    int fault, char *err, size_t errlen)
+static int add_rule(const struct orch_sched *s, struct try_plan *t,
+		    const char *tmpl, int fault, char *err, size_t errlen)
 {
 	char *rule = NULL;
-	int rc = expand_glob(o, tmpl, &rule, err, errlen);
-	size_t n = inject_seccomp_plan_rules(r->plan);
+	int rc = expand_glob(s, tmpl, &rule, err, errlen);
+	size_t n = inject_seccomp_plan_rules(t->plan);
 	int *map;
 
 	if (rc)
 		return rc;
-	rc = inject_seccomp_plan_add_rule(r->plan, rule);
+	rc = inject_seccomp_plan_add_rule(t->plan, rule);
 	if (!rc && strchr(rule, '@')) /* its glob is in scope, even under /dev */
-		rc = inject_seccomp_plan_watch(r->plan, strchr(rule, '@') + 1);
+		rc = inject_seccomp_plan_watch(t->plan, strchr(rule, '@') + 1);
 	if (rc)
 		snprintf(err, errlen, "syscall rule '%s': %s", rule,
-			 inject_seccomp_plan_errmsg(r->plan));
+			 inject_seccomp_plan_errmsg(t->plan));
 	free(rule);
 	if (rc)
 		return rc;
-	map = realloc(r->rule_fault, (n + 1) * sizeof(*map));
+	map = realloc(t->rule_fault, (n + 1) * sizeof(*map));
 	if (!map)
 		return FC_NOMEM;
 	map[n] = fault;
-	r->rule_fault = map;
+	t->rule_fault = map;
 	return 0;
 }
 
-static int add_watch(struct orch *o, struct run *r, const char *tmpl,
-		     char *err, size_t errlen)
+static int add_watch(const struct orch_sched *s, struct try_plan *t,
+		     const char *tmpl, char *err, size_t errlen)
 {
 	char *glob = NULL;
-	int rc = expand_glob(o, tmpl, &glob, err, errlen);
+	int rc = expand_glob(s, tmpl, &glob, err, errlen);
 
-	if (!rc && (rc = inject_seccomp_plan_watch(r->plan, glob)))
-		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(r->plan));
+	if (!rc && (rc = inject_seccomp_plan_watch(t->plan, glob)))
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(t->plan));
 	free(glob);
 	return rc;
 }
 
 /* The discovery plan: count every listed syscall on the listed paths. */
-static int discovery_plan(struct orch *o, struct run *r, char *err,
-			  size_t errlen)
+static int discovery_plan(const struct orch_sched *s, struct try_plan *t,
+			  char *err, size_t errlen)
 {
-	const struct explore_spec *e = o->p->sys_discover;
+	const struct explore_spec *e = s->p->sys_discover;
 	int rc = 0;
 
-	for (char **s = e->syscalls; s && *s && !rc; s++)
-		rc = inject_seccomp_plan_intercept(r->plan, *s);
+	for (char **sys = e->syscalls; sys && *sys && !rc; sys++)
+		rc = inject_seccomp_plan_intercept(t->plan, *sys);
 	for (char **g = e->sys_paths; g && *g && !rc; g++)
-		rc = add_watch(o, r, *g, err, errlen);
+		rc = add_watch(s, t, *g, err, errlen);
 	if (rc && !*err)
-		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(r->plan));
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(t->plan));
 	return rc;
 }
 
-int orch__seccomp_plan(struct orch *o, struct run *r, char *err,
-		       size_t errlen)
+static bool is_discovery(const struct orch_sched *s, int op, int k)
 {
-	bool discover = o->p->sys_discover && r->op == 1 && r->try_number == 1;
+	return s->p->sys_discover && op == 1 && k == 1;
+}
+
+/* Is f a syscall fault of try k of op? */
+static bool for_try(const struct fault *f, int op, int k)
+{
+	return f->action == FAULT_SYSCALL && f->attempt == k &&
+	       orch__fault_for_op(f, op);
+}
+
+static void plan_release(struct try_plan *t)
+{
+	inject_seccomp_plan_free(t->plan);
+	t->plan = NULL;
+	free(t->rule_fault);
+	t->rule_fault = NULL;
+}
+
+/* Make t's plan for try k of op, when it needs one (invariant 1). */
+static int plan_try(const struct orch_sched *s, struct try_plan *t, int op,
+		    int k, char *err, size_t errlen)
+{
+	bool discover = is_discovery(s, op, k);
 	bool any = discover;
 	int rc = 0;
 
 	*err = '\0';
-	for (size_t i = 0; i < o->p->nfaults; i++) {
-		const struct fault *f = &o->p->faults[i];
-		any |= f->action == FAULT_SYSCALL && f->attempt == r->try_number &&
-		       (f->operation == 0 || f->operation == r->op);
-	}
+	for (size_t i = 0; i < s->p->nfaults; i++)
+		any |= for_try(&s->p->faults[i], op, k);
 	if (!any)
 		return 0;
-	if (inject_seccomp_plan_new(&r->plan) < 0)
+	if (inject_seccomp_plan_new(&t->plan) < 0)
 		return FC_NOMEM;
-	for (size_t i = 0; i < o->p->nfaults && !rc; i++) {
-		const struct fault *f = &o->p->faults[i];
-		if (f->action == FAULT_SYSCALL && f->attempt == r->try_number &&
-		    (f->operation == 0 || f->operation == r->op))
-			rc = add_rule(o, r, f->rule, (int)i, err, errlen);
+	for (size_t i = 0; i < s->p->nfaults && !rc; i++) {
+		const struct fault *f = &s->p->faults[i];
+		if (for_try(f, op, k))
+			rc = add_rule(s, t, f->rule, (int)i, err, errlen);
 	}
 	if (!rc && discover)
-		rc = discovery_plan(o, r, err, errlen);
+		rc = discovery_plan(s, t, err, errlen);
 	else if (!rc) /* the schedule's files, even when its dir is in /dev/shm */
-		rc = add_watch(o, r, "{dir}/*", err, errlen);
+		rc = add_watch(s, t, "{dir}/*", err, errlen);
 	if (rc)
-		orch__seccomp_release(r);
+		plan_release(t);
 	return rc;
 }
 
-void orch__seccomp_release(struct run *r)
+static int try_starts(void *st, struct orch_sched *s, int idx,
+		      struct sv_spawn *req, char *err, size_t errlen)
 {
-	inject_seccomp_plan_free(r->plan);
-	r->plan = NULL;
-	free(r->rule_fault);
-	r->rule_fault = NULL;
+	struct syscalls *sc = st;
+	const struct rec_attempt *a = &s->rec->attempts[idx];
+	struct try_plan *t;
+	int rc;
+
+	if ((size_t)idx >= sc->n) {
+		t = realloc(sc->tries, ((size_t)idx + 1) * sizeof(*t));
+		if (!t)
+			return FC_NOMEM;
+		memset(t + sc->n, 0, ((size_t)idx + 1 - sc->n) * sizeof(*t));
+		sc->tries = t;
+		sc->n = (size_t)idx + 1;
+	}
+	t = &sc->tries[idx];
+	rc = plan_try(s, t, a->operation, a->try_number, err, errlen);
+	if (!rc)
+		req->seccomp = t->plan;
+	return rc;
 }
 
-void orch__path_glob(const struct orch *o, const char *path, char *out,
-		     size_t outlen)
+/* A path made relative to the schedule's directory, as a glob:
+ * "{dir}/a\*b" (or the escaped absolute path outside it). */
+static void path_glob(const struct orch_sched *s, const char *path,
+		      char *out, size_t outlen)
 {
-	size_t dl = strlen(o->p->dir);
+	size_t dl = strlen(s->p->dir);
 
-	if (strncmp(path, o->p->dir, dl) == 0 && path[dl] == '/' && outlen > 5) {
+	if (strncmp(path, s->p->dir, dl) == 0 && path[dl] == '/' && outlen > 5) {
 		memcpy(out, "{dir}", 5);
 		if (inject_seccomp_glob_escape(path + dl, out + 5, outlen - 5) == 0)
 			return;
@@ -144,16 +196,16 @@ void orch__path_glob(const struct orch *o, const char *path, char *out,
 }
 
 /* The calls of `sys` the session saw on paths matching glob. */
-static unsigned long count_matching(const struct inject_seccomp_session *s,
+static unsigned long count_matching(const struct inject_seccomp_session *ss,
 				    const char *sys, const char *glob)
 {
 	unsigned long n = 0;
 
-	for (size_t i = 0; i < inject_seccomp_stats_len(s); i++) {
+	for (size_t i = 0; i < inject_seccomp_stats_len(ss); i++) {
 		const char *sy, *path;
 		unsigned long count;
 
-		if (inject_seccomp_stats_get(s, i, &sy, &path, &count) == 0 &&
+		if (inject_seccomp_stats_get(ss, i, &sy, &path, &count) == 0 &&
 		    strcmp(sy, sys) == 0 && fnmatch(glob, path, 0) == 0)
 			n += count;
 	}
@@ -161,27 +213,28 @@ static unsigned long count_matching(const struct inject_seccomp_session *s,
 }
 
 /*
+ * Copy a discovery session's statistics into attempt idx; 0 or FC_NOMEM.
  * Per (syscall, scope glob), not per path: temp files carry random names
  * (".tmp-6LAcUN"), so a rule must name the glob the occurrence was counted
  * under for a replay to meet the same call.
  */
-int orch__seccomp_stats(struct orch *o, int idx,
-			const struct inject_seccomp_session *s)
+static int discovery_stats(struct orch_sched *s, int idx,
+			   const struct inject_seccomp_session *ss)
 {
-	const struct explore_spec *e = o->p->sys_discover;
-	struct rec_attempt *a = &o->rec->attempts[idx];
+	const struct explore_spec *e = s->p->sys_discover;
+	struct rec_attempt *a = &s->rec->attempts[idx];
 	char err[200];
 
-	for (char **g = e->sys_paths; s && g && *g; g++) {
+	for (char **g = e->sys_paths; ss && g && *g; g++) {
 		char *glob = NULL;
-		int rc = expand_glob(o, *g, &glob, err, sizeof(err));
+		int rc = expand_glob(s, *g, &glob, err, sizeof(err));
 
 		if (rc) {
 			free(glob);
 			return rc == FC_NOMEM ? rc : 0;
 		}
 		for (char **sys = e->syscalls; sys && *sys; sys++) {
-			unsigned long n = count_matching(s, *sys, glob);
+			unsigned long n = count_matching(ss, *sys, glob);
 			struct rec_syscall *rs;
 
 			if (!n)
@@ -199,9 +252,9 @@ int orch__seccomp_stats(struct orch *o, int idx,
 	return 0;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
+static bool has_prefix(const char *str, const char *prefix)
 {
-	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+	return str && strncmp(str, prefix, strlen(prefix)) == 0;
 }
 
 /*
@@ -211,73 +264,126 @@ static bool has_prefix(const char *s, const char *prefix)
  * both on servers the fault record (it names "socket:[N]", not the peer)
  * cannot tell the two connections apart, and nothing is claimed.
  */
-static bool journal_socket(const struct orch *o, const char *path)
+static bool journal_socket(const struct orch_sched *s, const char *path)
 {
-	const char *target = o->p->route->target;
+	const char *target = s->p->route->target;
 
 	return has_prefix(path, "socket:[") &&
-	       (has_prefix(o->journal_url, "postgresql://") ||
-		has_prefix(o->journal_url, "postgres://") ||
-		has_prefix(o->journal_url, "etcd://")) &&
+	       (has_prefix(s->journal_url, "postgresql://") ||
+		has_prefix(s->journal_url, "postgres://") ||
+		has_prefix(s->journal_url, "etcd://")) &&
 	       (has_prefix(target, "sqlite:") || has_prefix(target, "file:"));
 }
 
-bool orch__journal_file(const struct orch *o, const char *path)
+/* Does path name one of the journal's files (sqlite: the database and its
+ * -journal / -wal), or its connection (journal_socket)? */
+static bool journal_file(const struct orch_sched *s, const char *path)
 {
 	const char *db;
 	size_t n;
 
-	if (journal_socket(o, path))
+	if (journal_socket(s, path))
 		return true;
-	if (!has_prefix(o->journal_url, "sqlite:"))
+	if (!has_prefix(s->journal_url, "sqlite:"))
 		return false;
-	db = o->journal_url + 7;
+	db = s->journal_url + 7;
 	n = strlen(db);
 	return strncmp(path, db, n) == 0 &&
 	       (path[n] == '\0' || strcmp(path + n, "-journal") == 0 ||
 		strcmp(path + n, "-wal") == 0);
 }
 
-/* What the try's seccomp plan did: each rule that acted fired its fault. */
-void orch__collect_syscalls(struct orch *o, int idx)
+/* Record one rule's act: its fault fired (invariant 4). */
+static void note_sysfault(struct orch_sched *s, int idx, int fi,
+			  const struct sv_sysfault *sf)
 {
-	struct run *r = &o->runs[idx];
-	size_t n, total;
-	const struct sv_sysfault *sf = sv_proc_sysfaults(r->proc, &n, &total);
+	int op = s->rec->attempts[idx].operation;
+	char glob[PATH_MAX * 2], how[40];
 
-	if (!r->plan)
-		return;
-	if (*sv_proc_seccomp_error(r->proc))
-		orch__trouble(o, FC_IO, "syscall faults in op %d try %d: %s", r->op,
-			r->try_number, sv_proc_seccomp_error(r->proc));
-	for (size_t i = 0; i < n; i++) {
-		int fi = r->rule_fault[sf[i].rule];
-		char glob[PATH_MAX * 2], how[40];
-
-		if (fi < 0)
-			continue;
-		o->rec->fired[fi] = true;
-		if (sf[i].outcome == INJECT_OUT_FAILED) {
-			const char *e = strerrorname_np(sf[i].error);
-			if (e)
-				snprintf(how, sizeof(how), "errno:%s", e);
-			else
-				snprintf(how, sizeof(how), "errno:%d", sf[i].error);
-			o->rec->attempts[idx].journal_failed |=
-				orch__journal_file(o, sf[i].path);
-		} else {
-			snprintf(how, sizeof(how), "%s",
-				 sf[i].outcome == INJECT_OUT_KILLED_AFTER ?
-				 "kill_after" : "kill_before");
-		}
-		orch__path_glob(o, sf[i].path, glob, sizeof(glob));
-		orch__note_applied(o, fi, idx, r->op, "%s at %s on %.50s (#%lu there)",
-			     how, sf[i].syscall, glob, sf[i].occurrence);
+	s->rec->fired[fi] = true;
+	if (sf->outcome == INJECT_OUT_FAILED) {
+		const char *e = strerrorname_np(sf->error);
+		if (e)
+			snprintf(how, sizeof(how), "errno:%s", e);
+		else
+			snprintf(how, sizeof(how), "errno:%d", sf->error);
+		s->rec->attempts[idx].journal_failed |=
+			journal_file(s, sf->path);
+	} else {
+		snprintf(how, sizeof(how), "%s",
+			 sf->outcome == INJECT_OUT_KILLED_AFTER ?
+			 "kill_after" : "kill_before");
 	}
-	if (total > n && r->rule_fault[sf[n - 1].rule] >= 0)
-		orch__note_applied(o, r->rule_fault[sf[n - 1].rule], idx, r->op,
-			     "and %zu more syscall faults", total - n);
-	if (o->p->sys_discover && r->op == 1 && r->try_number == 1 &&
-	    orch__seccomp_stats(o, idx, sv_proc_seccomp(r->proc)))
-		o->rc = FC_NOMEM;
+	path_glob(s, sf->path, glob, sizeof(glob));
+	orch__note_applied(s, fi, idx, op, "%s at %s on %.50s (#%lu there)",
+			   how, sf->syscall, glob, sf->occurrence);
 }
+
+/* What attempt idx's plan did: each rule that acted fired its fault. */
+static void exited(void *st, struct orch_sched *s, int idx,
+		   const sv_proc *proc)
+{
+	struct syscalls *sc = st;
+	const struct try_plan *t = (size_t)idx < sc->n ? &sc->tries[idx] : NULL;
+	const struct rec_attempt *a = &s->rec->attempts[idx];
+	int op = a->operation, k = a->try_number;
+	const struct sv_sysfault *sf;
+	size_t n, total;
+
+	if (!t || !t->plan)
+		return;
+	sf = sv_proc_sysfaults(proc, &n, &total);
+	if (*sv_proc_seccomp_error(proc))
+		orch__trouble(s, FC_IO, "syscall faults in op %d try %d: %s", op,
+			      k, sv_proc_seccomp_error(proc));
+	for (size_t i = 0; i < n; i++)
+		if (t->rule_fault[sf[i].rule] >= 0)
+			note_sysfault(s, idx, t->rule_fault[sf[i].rule], &sf[i]);
+	if (total > n && t->rule_fault[sf[n - 1].rule] >= 0)
+		orch__note_applied(s, t->rule_fault[sf[n - 1].rule], idx, op,
+				   "and %zu more syscall faults", total - n);
+	if (is_discovery(s, op, k) &&
+	    discovery_stats(s, idx, sv_proc_seccomp(proc)))
+		orch__out_of_memory(s);
+}
+
+/* Its process is gone: the plan may go too (invariant 3). */
+static void gone(void *st, struct orch_sched *s, int idx, bool zombie)
+{
+	struct syscalls *sc = st;
+
+	if ((size_t)idx < sc->n)
+		plan_release(&sc->tries[idx]);
+}
+
+static int init(struct orch_sched *s, void **state, char *err, size_t errlen)
+{
+	*state = calloc(1, sizeof(struct syscalls));
+	return *state ? 0 : FC_NOMEM;
+}
+
+static void release(void *st, struct orch_sched *s)
+{
+	struct syscalls *sc = st;
+
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		plan_release(&sc->tries[i]);
+	free(sc->tries);
+	free(sc);
+}
+
+static bool owns(enum fault_action a)
+{
+	return a == FAULT_SYSCALL;
+}
+
+const struct orch_family orch__syscalls = {
+	.owns = owns,
+	.init = init,
+	.try_starts = try_starts,
+	.exited = exited,
+	.gone = gone,
+	.release = release,
+};

@@ -1,0 +1,118 @@
+/*
+ * orchestrator_sched.c -- the schedule context every part of the
+ * orchestrator reports to (orchestrator_sched.h).  Nothing here starts a
+ * process or waits: these are the record's writers and the fault
+ * predicates, so the loop and the fault families can share them without
+ * calling each other.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/proc/supervise.h"
+#include "harness/run/orchestrator_sched.h"
+
+long long orch__elapsed_ms(const struct orch_sched *s)
+{
+	return supervisor_now_ms() - s->t0;
+}
+
+void orch__trouble(struct orch_sched *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->rec->status)
+		return;
+	s->rec->status = code;
+	va_start(ap, fmt);
+	vsnprintf(s->rec->error, sizeof(s->rec->error), fmt, ap);
+	va_end(ap);
+}
+
+void orch__fail(struct orch_sched *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->fatal)
+		return;
+	s->fatal = code;
+	va_start(ap, fmt);
+	vsnprintf(s->fatal_msg, sizeof(s->fatal_msg), fmt, ap);
+	va_end(ap);
+}
+
+void orch__out_of_memory(struct orch_sched *s)
+{
+	orch__fail(s, FC_NOMEM, "out of memory running schedule");
+}
+
+void orch__note_applied(struct orch_sched *s, int fault, int attempt, int op,
+			const char *fmt, ...)
+{
+	struct rec_applied *ap = RECORD_PUSH(s->rec->applied, s->rec->napplied);
+	va_list va;
+
+	if (!ap) {
+		orch__out_of_memory(s);
+		return;
+	}
+	ap->fault = fault;
+	ap->attempt = attempt;
+	ap->operation = op;
+	ap->at_ms = orch__elapsed_ms(s);
+	va_start(va, fmt);
+	vsnprintf(ap->what, sizeof(ap->what), fmt, va);
+	va_end(va);
+}
+
+char *orch__op_path(const struct orch_sched *s, int op, const char *fmt, ...)
+{
+	char tail[128], *out;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tail, sizeof(tail), fmt, ap);
+	va_end(ap);
+	if (asprintf(&out, "%s/op%d%s%s", s->p->dir, op, *tail ? "/" : "",
+		     tail) < 0)
+		return NULL;
+	return out;
+}
+
+const char *orch__self_exe(void)
+{
+	static char path[4096];
+
+	if (!path[0]) {
+		static const char gone[] = " (deleted)";
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		size_t len;
+
+		if (n <= 0) {
+			snprintf(path, sizeof(path), "fencecert");
+			return path;
+		}
+		path[n] = '\0';
+		/* rebuilt while we run: the new binary is at the same path */
+		len = (size_t)n;
+		if (len > sizeof(gone) - 1 &&
+		    strcmp(path + len - (sizeof(gone) - 1), gone) == 0)
+			path[len - (sizeof(gone) - 1)] = '\0';
+	}
+	return path;
+}
+
+bool orch__fault_for_op(const struct fault *f, int op)
+{
+	return f->operation == 0 || f->operation == op;
+}
+
+bool orch__fault_here(const struct fault *f, int op, int k, const char *fp,
+		      int nth)
+{
+	return fault_at_failpoint(f) && f->attempt == k &&
+	       orch__fault_for_op(f, op) && strcmp(f->failpoint, fp) == 0 &&
+	       (f->hit ? f->hit : 1) == nth;
+}
