@@ -1,6 +1,8 @@
 /*
  * fence.c -- the fence port: URL dispatch and the checks every backend can
  * rely on, so a backend file holds only what is specific to its target.
+ * Backends record failures with fence__fail() (fence_backend.c, below
+ * both), never by calling back into the port.
  *
  * Invariants kept here, before any backend runs:
  *  1. A backend is reached only with a validated request: operation ids and
@@ -34,16 +36,6 @@ static const struct fence_ops *const backends[] = {
 };
 
 #define TABLE_NAME_MAX 63
-
-int fence__fail(fence *f, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(f->errmsg, sizeof(f->errmsg), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 static size_t scheme_len(const char *url)
 {

@@ -1,7 +1,8 @@
 /*
  * fence_impl.h -- what fence backends see of struct fence, and the ops
- * table each backend fills.  Only fences/ includes this file: fence.c,
- * the backends fence_<backend>*.c, and (through fence_pg_impl.h) the
+ * table each backend fills.  Only fences/ includes this file: fence.c
+ * (the port), fence_backend.c (the error slot it lends the backends), the
+ * backends fence_<backend>*.c, and (through fence_pg_impl.h) the
  * PostgreSQL observer target_pg.c.
  *
  * A backend may rely on fence.c having validated every request (fence.c,

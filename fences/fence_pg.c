@@ -74,11 +74,6 @@ static struct fence_pg *impl(fence *f)
 	return f->impl;
 }
 
-int fence_pg__fail(fence *f, const pg_session *s, int code)
-{
-	return fence__fail(f, code, "%s", pg_session_errmsg(s));
-}
-
 /* ---- open / close -------------------------------------------------- */
 
 static void pg_close(void *p)

@@ -1,6 +1,7 @@
 /*
  * fence_pg_impl.h -- what the PostgreSQL fence files share: fence_pg.c
- * (open, prepare, apply), fence_pg_probe.c (probe, prepared transactions),
+ * (open, prepare, apply), fence_pg_probe.c (probe, prepared transactions,
+ * and the error copy both use; fence_pg.c calls it, never the reverse),
  * fence_pg_url.c (the target URL and the sessions opened from it) and
  * target_pg.c (the read-only observer, which uses the URL part only).
  * Nothing else includes it.

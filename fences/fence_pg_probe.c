@@ -310,3 +310,8 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 			wait_a_little(&step);
 	}
 }
+
+int fence_pg__fail(fence *f, const pg_session *s, int code)
+{
+	return fence__fail(f, code, "%s", pg_session_errmsg(s));
+}

@@ -1,6 +1,8 @@
 /*
- * journal.c -- the journal port: URL dispatch to the adapters, argument
- * validation shared by every adapter, and the CAS rules.
+ * journal.c -- the journal port: URL dispatch to the adapters and argument
+ * validation shared by every adapter.  What the adapters call back for
+ * (the error slot, the CAS rules, the clock) is in journal_adapter.c, below
+ * both.
  *
  * Everything an adapter could get wrong the same way twice lives here once:
  *
@@ -11,11 +13,10 @@
  *     in compact form (jansson's JSON_COMPACT, key order kept), never NULL
  *     and shorter than JOURNAL_JSON_MAX.  A refused argument is FC_USAGE and
  *     nothing is touched.
- *  2. journal__check_cas() is the only place that decides whether a CAS may
- *     be applied; adapters call it inside their atomic step.
+ *  2. journal__check_cas() (journal_adapter.c) is the only place that
+ *     decides whether a CAS may be applied.
  *  3. journal_errmsg() keeps the message of the last failure on the handle;
  *     a later success does not clear it.
- *  4. Messages never carry a URL password (journal_redact_url()).
  *
  * Adding an adapter is one line in `schemes` below (plus its extern in
  * journal_impl.h).
@@ -47,16 +48,6 @@ static const struct scheme {
 	{ "etcd", &journal_etcd_ops },
 	{ NULL, NULL },
 };
-
-int journal__fail(journal *j, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(j->errmsg, sizeof(j->errmsg), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 const char *journal_errmsg(const journal *j)
 {
@@ -386,127 +377,3 @@ int journal_purge(journal *j, long long before,
 	return j->ops->purge(j, before, ids, n);
 }
 
-/* ---- the CAS rules ------------------------------------------------------ */
-
-static void set_names(state_set set, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int s = FC_PREPARING; s < FC_STATE_COUNT; s++) {
-		if (!(set & STATE_BIT(s)) || used >= len)
-			continue;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s",
-					 used ? "," : "",
-					 state_name((enum fc_state)s));
-	}
-}
-
-/*
- * The order matters and is part of the contract: a caller that lost a race
- * learns CAS_CONFLICT (re-read and decide again) before it learns that its
- * request would also be illegal, and a stale epoch is reported only for a
- * request that would otherwise have been applied.
- */
-int journal__check_cas(journal *j, const struct journal_entry *cur,
-		       const struct journal_cas *req)
-{
-	const char *op = cur->operation_id;
-	char names[160];
-
-	if (cur->version != req->expected_version)
-		return journal__fail(j, FC_CAS_CONFLICT, "version mismatch on "
-				     "'%s': expected %lld, found %lld (%s)", op,
-				     req->expected_version, cur->version,
-				     state_name(cur->state));
-	if (req->expected_states &&
-	    !(req->expected_states & STATE_BIT(cur->state))) {
-		set_names(req->expected_states, names, sizeof(names));
-		return journal__fail(j, FC_CAS_CONFLICT, "state mismatch on "
-				     "'%s': expected %s, found %s", op, names,
-				     state_name(cur->state));
-	}
-	if (!state_transition_legal(cur->state, req->next))
-		return journal__fail(j, FC_ILLEGAL_TRANSITION, "illegal "
-				     "transition on '%s': %s -> %s", op,
-				     state_name(cur->state),
-				     state_name(req->next));
-	if (req->epoch != 0 && req->epoch != cur->lease_epoch)
-		return journal__fail(j, FC_LEASE_LOST, "lease lost on '%s': "
-				     "epoch %lld is not the current epoch %lld "
-				     "(owner '%s')", op, req->epoch,
-				     cur->lease_epoch, cur->lease_owner);
-	return 0;
-}
-
-/* ---- helpers ------------------------------------------------------------ */
-
-long long journal_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Append n bytes of s to out (always NUL-terminated, truncating). */
-static void put(char *out, size_t outlen, size_t *used, const char *s,
-		size_t n)
-{
-	if (*used + 1 >= outlen)
-		return;
-	if (n > outlen - 1 - *used)
-		n = outlen - 1 - *used;
-	memcpy(out + *used, s, n);
-	*used += n;
-	out[*used] = '\0';
-}
-
-/*
- * Two places carry a password in the URLs we accept: the userinfo of
- * "scheme://user:pass@host" and a "password=" query parameter (libpq).
- */
-void journal_redact_url(const char *url, char *out, size_t outlen)
-{
-	const char *p, *auth, *auth_end, *at = NULL, *colon = NULL;
-	size_t used = 0;
-
-	if (!out || !outlen)
-		return;
-	out[0] = '\0';
-	if (!url)
-		return;
-	p = url;
-	auth = strstr(url, "://");
-	if (auth) {
-		auth += 3;
-		auth_end = auth + strcspn(auth, "/?#");
-		for (const char *c = auth; c < auth_end; c++)
-			if (*c == '@')
-				at = c;
-		if (at)
-			colon = memchr(auth, ':', (size_t)(at - auth));
-		if (colon) {
-			put(out, outlen, &used, url, (size_t)(colon + 1 - url));
-			put(out, outlen, &used, "***", 3);
-			p = at;
-		}
-	}
-	while (*p) {
-		const char *key = strstr(p, "password=");
-
-		if (!key) {
-			put(out, outlen, &used, p, strlen(p));
-			break;
-		}
-		if (key == url || !strchr("?&;", key[-1])) {
-			put(out, outlen, &used, p, (size_t)(key + 1 - p));
-			p = key + 1;
-			continue;
-		}
-		key += strlen("password=");
-		put(out, outlen, &used, p, (size_t)(key - p));
-		put(out, outlen, &used, "***", 3);
-		p = key + strcspn(key, "&;#");
-	}
-}

@@ -1,8 +1,11 @@
 /*
- * journal_etcd_impl.h -- what the files of the etcd journal adapter share:
- * journal_etcd.c (open, schema, reads, the ops table), journal_etcd_write.c
- * (every guarded write and the settling of lost answers) and
- * journal_etcd_codec.c (stored values).  No other file includes it.
+ * journal_etcd_impl.h -- what the files of the etcd journal adapter share,
+ * from the bottom up: journal_etcd_codec.c (stored values),
+ * journal_etcd_read.c (the schema key, entries, scans, read errors),
+ * journal_etcd_write.c (every guarded write and the settling of lost
+ * answers) and journal_etcd.c (open, the ops table, get/history/list).
+ * Each calls only files before it in that list.  No other file includes
+ * it.
  */
 #ifndef FENCECERT_JOURNAL_ETCD_IMPL_H
 #define FENCECERT_JOURNAL_ETCD_IMPL_H
@@ -71,7 +74,7 @@ static inline void cache_drop(struct je *s)
 	s->cache.valid = 0;
 }
 
-/* ---- journal_etcd.c ----------------------------------------------------- */
+/* ---- journal_etcd_read.c ------------------------------------------------ */
 
 /* Record a failure the etcd client reported; FC_ERR_COMMIT_UNKNOWN that
  * reaches here could not be settled and becomes FC_JOURNAL_UNAVAILABLE. */
@@ -88,6 +91,8 @@ int journal_etcd__cur_from(journal *j, const struct etcd_range *r,
 int journal_etcd__read_entry(journal *j, const char *op, struct je_cur *cur);
 /* Called first by every operation but migrate. */
 int journal_etcd__ready(journal *j);
+/* Create the schema key if PREFIX has none (the port's migrate). */
+int journal_etcd__migrate(journal *j, int *from, int *to);
 /* Make room for item n of an array of elem-byte items. */
 int journal_etcd__grow(journal *j, void **arr, size_t *cap, size_t n,
 		       size_t elem);

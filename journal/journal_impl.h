@@ -1,7 +1,8 @@
 /*
  * journal_impl.h -- what journal adapters see of struct journal, and the
- * ops table each fills.  Only journal/ includes this file: journal.c and
- * the adapters (journal_<backend>*.c, directly or through their own
+ * ops table each fills.  Only journal/ includes this file: journal.c (the
+ * port), journal_adapter.c (what it lends the adapters) and the adapters
+ * (journal_<backend>*.c, directly or through their own
  * journal_<backend>_impl.h).  journal__ names never leave journal/.
  *
  * An adapter may rely on journal.c having validated the request; it

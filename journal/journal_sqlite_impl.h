@@ -2,12 +2,16 @@
  * journal_sqlite_impl.h -- what the files of the SQLite journal adapter
  * share; nothing outside them includes it.
  *
- *   journal_sqlite.c         the connection, cached statements, transactions,
- *                            rows, and the per-operation calls (create, get,
- *                            cas, lease)
+ *   journal_sqlite_stmt.c    statements, transactions, result codes, rows
+ *                            (calls nothing else of the adapter)
  *   journal_sqlite_schema.c  schema versions, migrations, init/migrate
  *   journal_sqlite_scan.c    calls that read or delete many rows (history,
  *                            list, purge)
+ *   journal_sqlite.c         the connection, the ops table and the
+ *                            per-operation calls (create, get, cas, lease)
+ *
+ * Calls point down that list's reverse: journal_sqlite.c uses the other
+ * three, scan uses schema and stmt, schema uses stmt.
  *
  * The helpers follow the port's rule: return 0 or a negative fc_error with
  * a message on the journal; the caller rolls back on failure.
@@ -22,7 +26,7 @@
 
 #define JOURNAL_SQLITE_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Cached statements, prepared on first use; SQL text in journal_sqlite.c. */
+/* Cached statements, prepared on first use; SQL text in journal_sqlite_stmt.c. */
 enum journal_sqlite_stmt {
 	SQ_BEGIN,
 	SQ_COMMIT,
@@ -50,7 +54,7 @@ struct journal_sqlite {
 	char path[PATH_MAX];
 };
 
-/* ---- journal_sqlite.c --------------------------------------------------- */
+/* ---- journal_sqlite_stmt.c ---------------------------------------------- */
 
 /* The fc_error for an SQLite result code. */
 int journal_sqlite__code(int rc);
@@ -73,9 +77,6 @@ int journal_sqlite__state(journal *j, sqlite3_stmt *st, int col,
 /* An entry from a row of the ENTRY_COLUMNS select. */
 int journal_sqlite__row_entry(journal *j, sqlite3_stmt *st,
 			      struct journal_entry *e);
-/* For tests (test_journal_sqlite.c declares it too): the connection behind
- * a sqlite journal, else NULL. */
-sqlite3 *journal_sqlite__db(journal *j);
 
 /* ---- journal_sqlite_schema.c -------------------------------------------- */
 
@@ -93,5 +94,11 @@ int journal_sqlite__list(journal *j, const struct journal_filter *f,
 			 struct journal_entry **out, size_t *n);
 int journal_sqlite__purge(journal *j, long long before,
 			  char (**ids)[JOURNAL_ID_MAX], size_t *n);
+
+/* ---- journal_sqlite.c --------------------------------------------------- */
+
+/* For tests (test_journal_sqlite.c declares it too): the connection behind
+ * a sqlite journal, else NULL. */
+sqlite3 *journal_sqlite__db(journal *j);
 
 #endif
