@@ -49,6 +49,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "common/fsutil.h"
 #include "fences/datafile.h"
 #include "routes/controls.h"
 #include "routes/evidence.h"
@@ -189,9 +190,8 @@ static int file_append(struct raw *r, const struct fence_batch *b,
 		unlink(tmp);
 		return FC_FENCE_UNAVAILABLE;
 	}
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(fd);
-		close(fd);
+	if (fs_fsync_dir(dir) < 0) {
+		/* best effort: the file is in place either way */
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "routes/failpoint.h"
 
 #define FAILPOINT_MAX_RECORDED 4096 /* bounds memory for runaway loops */
@@ -162,24 +163,6 @@ static void remember(const char *name)
 		hits[nhits++] = copy;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == ENOTSOCK)
-			n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The answer byte; whitespace is skipped so "c\n" from a line-oriented
  * supervisor works.  Returns the byte, or -1 on EOF or error. */
 static int read_answer(int fd)
@@ -218,7 +201,7 @@ int failpoint__hit(const char *name)
 		channel_broken = true; /* a malformed name is a programming error */
 		return FC_IO;
 	}
-	if (write_all(channel_fd, line, (size_t)len) < 0) {
+	if (fs_send_all(channel_fd, line, (size_t)len) < 0) {
 		channel_broken = true;
 		return FC_IO;
 	}
