@@ -64,8 +64,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "harness/inject/inject_seccomp.h"
-#include "harness/proc/watchdog.h"
+#include "common/fds.h"
 #include "routes/fork_server.h"
 
 extern char **environ;
@@ -261,81 +260,19 @@ static bool request_parse(struct hand *h)
 static int request_recv(int sock, struct hand *h)
 {
 	struct request *rq = &h->rq;
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = h->buf, .iov_len = FORK_SERVER_MSG_MAX };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
+	bool whole;
 	ssize_t n;
 
 	*rq = (struct request){ 0 };
 	h->len = h->used = 0;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	n = fds_recv(sock, h->buf, FORK_SERVER_MSG_MAX, rq->fds,
+		     FORK_SERVER_FDS_MAX, &rq->nfds, &whole);
 	if (n <= 0)
 		return n == 0 ? 0 : -1;
 	h->len = h->used = (size_t)n;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
-	     cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (rq->nfds < FORK_SERVER_FDS_MAX)
-				rq->fds[rq->nfds++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    !request_parse(h))
+	if (!whole || !request_parse(h))
 		rq->argv = NULL;
 	return 1;
-}
-
-int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
-		     int nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (nfds < 0 || nfds > FORK_SERVER_FDS_MAX) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (nfds > 0) {
-		struct cmsghdr *cm;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n >= 0 && (size_t)n != len)
-		errno = EMSGSIZE;
-	return n >= 0 && (size_t)n == len ? 0 : -1;
 }
 
 static void reply(int sock, const char *fmt, long v)
@@ -360,7 +297,7 @@ static int load_filter(const struct request *rq, int sock)
 			   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (lfd < 0)
 		return -1;
-	rc = inject_seccomp_send_fd(sock, lfd);
+	rc = fds_send_one(sock, lfd);
 	close(lfd);
 	return rc;
 }
@@ -393,7 +330,7 @@ static void child_setup(const struct request *rq)
 	if (rq->cwd && chdir(rq->cwd) < 0)
 		goto fail;
 	environ = rq->env;
-	watchdog__close_from_except(CHILD_FP_FD + 1, report, secsock);
+	fds_close_from_except(CHILD_FP_FD + 1, report, secsock);
 	close(report);
 	if (secsock >= 0) {
 		if (load_filter(rq, secsock) < 0)

@@ -54,15 +54,6 @@
  */
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void));
 
-/*
- * Send one record of the protocol: msg[0..len) with nfds descriptors
- * (SCM_RIGHTS; none when nfds is 0, at most FORK_SERVER_FDS_MAX).  0 when
- * the whole record was sent, -1 (errno) otherwise.  The harness's side
- * (harness/proc/supervise_forksrv.c) sends requests with it.
- */
-int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
-		     int nfds);
-
 /* In a spawned child: the pid of the server that cloned it; 0 in a
  * process that was exec'd. */
 pid_t fork_server_pid(void);

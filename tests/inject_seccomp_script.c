@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "common/fds.h"
 #include "tests/inject_seccomp_script.h"
 
 /* --- the child: a file-operation script -------------------------------- */
@@ -175,7 +176,7 @@ void sct_start(struct sct_child *c, const struct inject_seccomp_plan *p,
 	}
 	setpgid(c->pid, c->pid);
 	close(sv[1]);
-	assert_int_equal(inject_seccomp_recv_fd(sv[0], 5000, &nfd), 0);
+	assert_int_equal(fds_recv_one(sv[0], 5000, &nfd), 0);
 	close(sv[0]);
 	assert_int_equal(inject_seccomp_session_new(p, nfd, c->pid, &c->s), 0);
 }

@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "common/fds.h"
 #include "routes/fork_server.h"
 
 #define PATTERN_LEN (96 * 1024)
@@ -221,7 +222,7 @@ static void exchange(struct server *s, const char *msg, size_t len,
 {
 	ssize_t n;
 
-	assert_int_equal(fork_server_send(s->sock, msg, len, fds, nfds), 0);
+	assert_int_equal(fds_send(s->sock, msg, len, fds, nfds), 0);
 	n = recv(s->sock, reply, rlen - 1, 0);
 	assert_true(n > 0);
 	reply[n] = '\0';

@@ -114,22 +114,6 @@ static void test_syscall_info_and_glob(void **state)
 		fail_msg("not available: %s", why);
 }
 
-static void test_recv_fd_failures(void **state)
-{
-	int sv[2], fd = -1;
-	double t0;
-
-	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	t0 = sct_now();
-	assert_int_equal(inject_seccomp_recv_fd(sv[0], 100, &fd), FC_IO);
-	assert_true(sct_now() - t0 >= 0.09);
-	close(sv[1]); /* the child died before sending */
-	assert_int_equal(inject_seccomp_recv_fd(sv[0], 5000, &fd), FC_IO);
-	assert_int_equal(fd, -1);
-	close(sv[0]);
-}
-
 /* --- discovery -------------------------------------------------------- */
 
 static void test_count_discovery(void **state)
@@ -819,7 +803,6 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_plan_rules, sct_setup, sct_teardown),
 		cmocka_unit_test(test_syscall_info_and_glob),
-		cmocka_unit_test(test_recv_fd_failures),
 		cmocka_unit_test_setup_teardown(test_count_discovery, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_count_default_scope, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_before_fsync2, sct_setup, sct_teardown),

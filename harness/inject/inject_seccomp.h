@@ -207,11 +207,6 @@ const char *inject_outcome_name(enum inject_outcome o); /* "killed_after", ... *
 int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
 	FC_MUST_CHECK;
 
-/* Send fd over the unix socket sock (SCM_RIGHTS, one byte of data):
- * 0 or FC_IO.  Makes only sendmsg calls (invariant 1 of
- * inject_seccomp_child.c), so it is safe after the filter is loaded. */
-int inject_seccomp_send_fd(int sock, int fd) FC_MUST_CHECK;
-
 /* --- supervisor side -------------------------------------------------- */
 
 /* The plan's filter as a classic BPF program (struct sock_filter[], *len
@@ -221,12 +216,6 @@ int inject_seccomp_send_fd(int sock, int fd) FC_MUST_CHECK;
  * FC_NOMEM; nothing is allocated on failure. */
 int inject_seccomp_plan_bpf(const struct inject_seccomp_plan *p, void **prog,
 			    size_t *len) FC_MUST_CHECK;
-
-/* Receive the listener fd the child sends, waiting at most timeout_ms.
- * FC_IO if the child closed its end (install failed, or it died) or on
- * timeout.  The fd is close-on-exec. */
-int inject_seccomp_recv_fd(int sock, int timeout_ms, int *notify_fd)
-	FC_MUST_CHECK;
 
 struct inject_seccomp_session;
 

@@ -23,34 +23,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "harness/inject/inject_seccomp_impl.h"
-
-int inject_seccomp_send_fd(int sock, int fd)
-{
-	char byte = 'S';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	struct cmsghdr *cm;
-	ssize_t n;
-
-	memset(&ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : FC_IO;
-}
 
 static bool intercepts_any(const struct inject_seccomp_plan *p)
 {
@@ -108,48 +82,12 @@ int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
 		seccomp_release(ctx);
 		return FC_IO;
 	}
-	rc = inject_seccomp_send_fd(sock, fd);
+	rc = fds_send_one(sock, fd);
 	/* seccomp_release() leaves the listener open (libseccomp 2.5): close
 	 * it ourselves (invariant 2). */
 	close(fd);
 	seccomp_release(ctx);
 	return rc;
-}
-
-int inject_seccomp_recv_fd(int sock, int timeout_ms, int *notify_fd)
-{
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	struct cmsghdr *cm;
-	ssize_t n;
-	int fd, r;
-
-	do
-		r = poll(&pfd, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r <= 0)
-		return FC_IO;
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		return FC_IO;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return FC_IO;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	*notify_fd = fd;
-	return 0;
 }
 
 int inject_seccomp_plan_bpf(const struct inject_seccomp_plan *p, void **prog,

@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "routes/fork_server.h"
 #include "harness/proc/supervise_impl.h"
 
@@ -269,7 +270,7 @@ static int request_send(int sock, const struct sv_spawn *req,
 	if (bpf)
 		memcpy(msg + len, bpf, bpf_len);
 	free(bpf);
-	rc = fork_server_send(sock, msg, len + bpf_len, fds, nfds);
+	rc = fds_send(sock, msg, len + bpf_len, fds, nfds);
 	free(msg);
 	return rc == 0 ? SENT : GONE;
 }

@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "routes/fork_server.h"
 #include "harness/proc/supervise_impl.h"
 
@@ -163,7 +164,7 @@ static void child_exec(const struct child_plan *cp)
 	if (cp->cwd && chdir(cp->cwd) < 0)
 		goto fail;
 	/* fds our own parent left open without close-on-exec */
-	watchdog__close_from_except(CHILD_FP_FD + 1, cp->report_fd,
+	fds_close_from_except(CHILD_FP_FD + 1, cp->report_fd,
 				    cp->seccomp ? cp->seccomp_sock : -1);
 	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
 							cp->seccomp_sock) < 0) {
@@ -277,7 +278,7 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 {
 	int nfd;
 
-	if (inject_seccomp_recv_fd(sock, 10000, &nfd) < 0) {
+	if (fds_recv_one(sock, 10000, &nfd) < 0) {
 		snprintf(err, errlen, "cannot run '%s': the seccomp filter "
 			 "was not installed", req->argv[0]);
 		return FC_IO;

@@ -36,10 +36,4 @@ void watchdog_unregister(struct watchdog *w, pid_t pgid);
  * it.  A stopped watchdog is a no-op. */
 void watchdog_stop(struct watchdog *w);
 
-/* Close every fd from lowfd up (close_range, or a loop). */
-void watchdog__close_from(int lowfd);
-
-/* The same, except keep1 and keep2 (-1: none).  Async-signal-safe. */
-void watchdog__close_from_except(int lowfd, int keep1, int keep2);
-
 #endif
