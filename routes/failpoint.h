@@ -35,9 +35,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
-
-#define FAILPOINT_ENV "FENCECERT_FAILPOINT_FD"
-#define FAILPOINT_WAIT_ENV "FENCECERT_FAILPOINT_WAIT"
+#include "common/protocol.h"
 
 /*
  * Read FENCECERT_FAILPOINT_FD and FENCECERT_FAILPOINT_WAIT (again, if called

@@ -65,12 +65,11 @@
 #include <unistd.h>
 
 #include "common/fds.h"
+#include "common/protocol.h"
 #include "routes/fork_server.h"
 
 extern char **environ;
 
-/* The child's end of the failpoint channel, as in the exec path. */
-#define CHILD_FP_FD 3
 /* The serve loop's own stack (not inherited; sanitized frames are big). */
 #define LOOP_STACK_SIZE (256 * 1024)
 /* The stack a child sets itself up on, before it resumes the main
@@ -231,7 +230,7 @@ static bool request_parse(struct hand *h)
 	long argc, envc, fp, bpf;
 
 	tag = field(&pos, end);
-	if (!tag || strcmp(tag, "spawn") != 0 ||
+	if (!tag || strcmp(tag, FORK_SERVER_SPAWN) != 0 ||
 	    !count_field(&pos, end, MAX_ARGC, &argc) || argc < 1 ||
 	    !count_field(&pos, end, MAX_ENVC, &envc) ||
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
@@ -323,14 +322,14 @@ static void child_setup(const struct request *rq)
 			  NULL);
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		goto fail;
-	if (fp >= 0 && dup2(fp, CHILD_FP_FD) < 0)
+	if (fp >= 0 && dup2(fp, PROTO_FAILPOINT_FD) < 0)
 		goto fail;
 	if (fp < 0)
-		close(CHILD_FP_FD);
+		close(PROTO_FAILPOINT_FD);
 	if (rq->cwd && chdir(rq->cwd) < 0)
 		goto fail;
 	environ = rq->env;
-	fds_close_from_except(CHILD_FP_FD + 1, report, secsock);
+	fds_close_from_except(PROTO_FAILPOINT_FD + 1, report, secsock);
 	close(report);
 	if (secsock >= 0) {
 		if (load_filter(rq, secsock) < 0)
@@ -374,9 +373,10 @@ static void child_exit(int status, void *arg)
 static bool fds_high(struct request *rq)
 {
 	for (int i = 0; i < rq->nfds; i++) {
-		if (rq->fds[i] > CHILD_FP_FD)
+		if (rq->fds[i] > PROTO_FAILPOINT_FD)
 			continue;
-		int nfd = fcntl(rq->fds[i], F_DUPFD_CLOEXEC, CHILD_FP_FD + 1);
+		int nfd = fcntl(rq->fds[i], F_DUPFD_CLOEXEC,
+				PROTO_FAILPOINT_FD + 1);
 		if (nfd < 0)
 			return false;
 		close(rq->fds[i]);
@@ -546,7 +546,7 @@ static void note_changed_signals(void)
 
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 {
-	const char *v = getenv(FORK_SERVER_ENV);
+	const char *v = getenv(PROTO_ENV_FORK_SERVER_FD);
 	char *end;
 	long fdl;
 
@@ -557,7 +557,7 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 	if (errno || *end || fdl < 0 || fdl > 65535 ||
 	    fcntl((int)fdl, F_GETFD) < 0) {
 		fprintf(stderr, "fencecert: USAGE: %s='%s' is not an open "
-			"descriptor\n", FORK_SERVER_ENV, v);
+			"descriptor\n", PROTO_ENV_FORK_SERVER_FD, v);
 		exit(64);
 	}
 	srv.sock = (int)fdl;

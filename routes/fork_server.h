@@ -35,13 +35,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define FORK_SERVER_ENV "FENCECERT_FORK_SERVER_FD"
-#define FORK_SERVER_HELLO "fencecert-fork-server 1"
-/* Largest request (argv + environment + filter). */
-#define FORK_SERVER_MSG_MAX (256 * 1024)
-/* fds of one request: in, out, err, report, failpoint, seccomp socket */
-#define FORK_SERVER_FDS_MAX 6
-
 /*
  * Call first thing in main().  Without FENCECERT_FORK_SERVER_FD returns 0
  * at once, having done nothing.  With it the process becomes a fork server:

@@ -21,14 +21,16 @@
 
 #include <stddef.h>
 
-#include "fences/fence.h"
 #include "common/error.h"
+#include "common/protocol.h"
+#include "fences/fence.h"
 
+/* The statuses of SPEC section 6, as common/protocol.h numbers them. */
 enum route_exit {
-	ROUTE_EXIT_COMPLETE = 0,
-	ROUTE_EXIT_USAGE = 64,
-	ROUTE_EXIT_RETRY = 75,
-	ROUTE_EXIT_STOP = 100,
+	ROUTE_EXIT_COMPLETE = PROTO_EXIT_COMPLETE,
+	ROUTE_EXIT_USAGE = PROTO_EXIT_USAGE,
+	ROUTE_EXIT_RETRY = PROTO_EXIT_RETRY,
+	ROUTE_EXIT_STOP = PROTO_EXIT_STOP,
 };
 
 #define ROUTE_DEFAULT_LEASE_OWNER "route"

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "common/fds.h"
+#include "common/protocol.h"
 #include "routes/fork_server.h"
 
 #define PATTERN_LEN (96 * 1024)
@@ -194,7 +195,7 @@ static void server_start(struct server *s)
 			dup2(nul, 0);
 			dup2(nul, 1);
 		}
-		setenv(FORK_SERVER_ENV, "3", 1);
+		setenv(PROTO_ENV_FORK_SERVER_FD, "3", 1);
 		execv(self_exe, argv);
 		_exit(127);
 	}

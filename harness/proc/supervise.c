@@ -41,9 +41,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
 #define GROUP_DRAIN_MS 2000 /* how long sv_proc_free waits for a group */
+#define HIT_LEN (sizeof(PROTO_HIT) - 1)
+#define PASS_LEN (sizeof(PROTO_PASS) - 1)
 
 /* The SIGCHLD self-pipe is process-wide, so is the one supervisor. */
 static int chld_pipe[2] = { -1, -1 };
@@ -182,7 +185,7 @@ static void queue_forget(supervisor *sv, const sv_proc *p)
 
 static bool failpoint_name_valid(const char *s, size_t len)
 {
-	if (len == 0 || len >= FAILPOINT_NAME_MAX)
+	if (len == 0 || len >= PROTO_FAILPOINT_NAME_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
@@ -205,10 +208,11 @@ static int parse_lines(sv_proc *p, long long now)
 
 		size_t skip = 0;
 
-		if (len > 4 && memcmp(p->line, "HIT ", 4) == 0) {
-			skip = 4;
-		} else if (len > 5 && memcmp(p->line, "PASS ", 5) == 0) {
-			skip = 5;
+		if (len > HIT_LEN && memcmp(p->line, PROTO_HIT, HIT_LEN) == 0) {
+			skip = HIT_LEN;
+		} else if (len > PASS_LEN &&
+			   memcmp(p->line, PROTO_PASS, PASS_LEN) == 0) {
+			skip = PASS_LEN;
 			ev.passed = true;
 		}
 		if (skip && failpoint_name_valid(p->line + skip, len - skip)) {

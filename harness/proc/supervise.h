@@ -44,7 +44,7 @@
 
 #include "common/error.h"
 #include "harness/inject/inject_seccomp.h"
-#include "harness/model/scenario.h"
+#include "common/protocol.h"
 
 typedef struct supervisor supervisor;
 typedef struct sv_proc sv_proc;
@@ -91,7 +91,7 @@ enum sv_event_kind {
 struct sv_event {
 	enum sv_event_kind kind;
 	sv_proc *proc;
-	char failpoint[FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
+	char failpoint[PROTO_FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
 	bool passed;                        /* SV_EV_HIT from "PASS <name>":
 					       never answer it */
 	long long at_ms;                    /* when it was seen (monotonic) */

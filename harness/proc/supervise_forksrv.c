@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "common/fds.h"
-#include "routes/fork_server.h"
+#include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
@@ -217,8 +217,8 @@ static char *request_text(const struct sv_spawn *req,
 		argc++;
 	for (char **e = cp->envp; *e; e++)
 		envc++;
-	hl = snprintf(head, sizeof(head), "spawn%c%zu%c%zu%c", 0, argc, 0,
-		      envc, 0);
+	hl = snprintf(head, sizeof(head), "%s%c%zu%c%zu%c", FORK_SERVER_SPAWN,
+		      0, argc, 0, envc, 0);
 	n = (size_t)hl + strlen(req->cwd ? req->cwd : "") + 1 + 2 + 24 + bpf_len;
 	for (size_t i = 0; i < argc; i++)
 		n += strlen(req->argv[i]) + 1;

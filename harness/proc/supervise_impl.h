@@ -11,9 +11,6 @@
 #include "harness/proc/watchdog.h"
 
 #define LINE_MAX_BYTES 256  /* longest failpoint line accepted */
-/* The child's end of the failpoint channel is always fd 3: a small number
- * every shell can redirect (dash takes single digits only). */
-#define CHILD_FP_FD 3
 
 struct sv_proc {
 	supervisor *sv;

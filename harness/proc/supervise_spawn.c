@@ -6,7 +6,8 @@
  *  1. Everything that allocates happens before fork; the child only makes
  *     async-signal-safe calls until exec.
  *  2. Every fd the parent opens is close-on-exec and numbered above
- *     CHILD_FP_FD, so the child's dup2s onto 0-3 clobber nothing it needs;
+ *     PROTO_FAILPOINT_FD, so the child's dup2s onto 0-3 clobber nothing it
+ *     needs;
  *     the child inherits exactly 0-2 and its failpoint end as fd 3 (it
  *     closes what our own parent left open), as through a fork server.
  *  3. The child is in its own process group, dies with its parent
@@ -42,7 +43,7 @@
 #include <unistd.h>
 
 #include "common/fds.h"
-#include "routes/fork_server.h"
+#include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
 extern char **environ;
@@ -57,15 +58,15 @@ extern char **environ;
 #endif
 #endif
 
-/* Move fd to a number above CHILD_FP_FD (close-on-exec), so the dup2s
+/* Move fd to a number above PROTO_FAILPOINT_FD (close-on-exec), so the dup2s
  * onto 0-3 in the child can never clobber another fd the child needs. */
 static int fd_high(int fd)
 {
 	int nfd;
 
-	if (fd < 0 || fd > CHILD_FP_FD)
+	if (fd < 0 || fd > PROTO_FAILPOINT_FD)
 		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FP_FD + 1);
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, PROTO_FAILPOINT_FD + 1);
 	close(fd);
 	return nfd;
 }
@@ -105,8 +106,10 @@ static char **build_env(char *const *env, const char *fpvar)
 	if (!out)
 		return NULL;
 	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, "FENCECERT_FAILPOINT_FD=", 23) == 0 ||
-		    strncmp(*e, FORK_SERVER_ENV "=", sizeof(FORK_SERVER_ENV)) == 0 ||
+		if (strncmp(*e, PROTO_ENV_FAILPOINT_FD "=",
+			    sizeof(PROTO_ENV_FAILPOINT_FD)) == 0 ||
+		    strncmp(*e, PROTO_ENV_FORK_SERVER_FD "=",
+			    sizeof(PROTO_ENV_FORK_SERVER_FD)) == 0 ||
 		    env_overridden(*e, env, NULL))
 			continue;
 		out[k++] = *e;
@@ -152,7 +155,7 @@ static void child_exec(const struct child_plan *cp)
 	if (dup2(cp->in_fd, 0) < 0 || dup2(cp->out_fd, 1) < 0 ||
 	    dup2(cp->err_fd, 2) < 0)
 		goto fail;
-	if (cp->fp_fd >= 0 && dup2(cp->fp_fd, CHILD_FP_FD) < 0)
+	if (cp->fp_fd >= 0 && dup2(cp->fp_fd, PROTO_FAILPOINT_FD) < 0)
 		goto fail;
 	set_limit(RLIMIT_CORE, 0);
 	set_limit(RLIMIT_NOFILE, 4096);
@@ -164,7 +167,7 @@ static void child_exec(const struct child_plan *cp)
 	if (cp->cwd && chdir(cp->cwd) < 0)
 		goto fail;
 	/* fds our own parent left open without close-on-exec */
-	fds_close_from_except(CHILD_FP_FD + 1, cp->report_fd,
+	fds_close_from_except(PROTO_FAILPOINT_FD + 1, cp->report_fd,
 				    cp->seccomp ? cp->seccomp_sock : -1);
 	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
 							cp->seccomp_sock) < 0) {
@@ -369,8 +372,9 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 			snprintf(err, errlen, "cannot set up failpoint channel");
 			goto fail;
 		}
-		snprintf(fpvar, sizeof(fpvar), "%s=%d", server ? FORK_SERVER_ENV :
-			 "FENCECERT_FAILPOINT_FD", CHILD_FP_FD);
+		snprintf(fpvar, sizeof(fpvar), "%s=%d", server ?
+			 PROTO_ENV_FORK_SERVER_FD : PROTO_ENV_FAILPOINT_FD,
+			 PROTO_FAILPOINT_FD);
 	}
 	{
 		int rp[2];

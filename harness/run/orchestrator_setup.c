@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "routes/failpoint.h"
+#include "common/protocol.h"
 #include "harness/run/orchestrator_impl.h"
 #include "common/put.h"
 
@@ -128,7 +128,7 @@ char **orch__attempt_env(struct orch *o, int op, int k, const char *xcom,
 	rc |= env_add(&env, &n, "FENCECERT_BIN=%s", orch__self_exe());
 	/* the failpoints we may act at; the route passes the others */
 	if (wait)
-		rc |= env_add(&env, &n, "%s=%s", FAILPOINT_WAIT_ENV, wait);
+		rc |= env_add(&env, &n, "%s=%s", PROTO_ENV_FAILPOINT_WAIT, wait);
 	for (size_t i = 0; o->env && o->env[i]; i++)
 		rc |= env_add(&env, &n, "%s", o->env[i]);
 	free(prev);
