@@ -48,7 +48,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -57,18 +56,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
 #include "routes/fork_server.h"
-
-extern char **environ;
 
 /* The serve loop's own stack (not inherited; sanitized frames are big). */
 #define LOOP_STACK_SIZE (256 * 1024)
@@ -150,7 +147,8 @@ pid_t fork_server_pid(void)
 static void request_release(const struct request *rq)
 {
 	for (int i = 0; i < rq->nfds; i++)
-		close(rq->fds[i]);
+		if (rq->fds[i] >= 0)
+			close(rq->fds[i]);
 }
 
 /* n bytes of the hand-over area, 16-aligned; NULL when it is full. */
@@ -284,67 +282,6 @@ static void reply(int sock, const char *fmt, long v)
 	}
 }
 
-static int load_filter(const struct request *rq, int sock)
-{
-	struct sock_fprog prog = { .len = (unsigned short)rq->bpf_len,
-				   .filter = rq->bpf };
-	int lfd, rc;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -1;
-	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	if (lfd < 0)
-		return -1;
-	rc = fds_send_one(sock, lfd);
-	close(lfd);
-	return rc;
-}
-
-/* The child's side of one request (the steps of child_exec() in
- * harness/proc/supervise_spawn.c); _exits 127 when a step fails.  The signal
- * mask is emptied by the setcontext() that follows (main_ctx's). */
-static void child_setup(const struct request *rq)
-{
-	int in = rq->fds[0], out = rq->fds[1], err = rq->fds[2];
-	int report = rq->fds[3], fp = rq->fp ? rq->fds[4] : -1;
-	int secsock = rq->bpf ? rq->fds[4 + rq->fp] : -1;
-	int e;
-
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    getppid() != srv.harness)
-		_exit(127);
-	/* the clone has the server's dispositions: the initial ones but for
-	 * what warm_up changed */
-	for (int i = 0; i < srv.nchanged; i++)
-		sigaction(srv.changed[i], &srv.initial_actions[srv.changed[i]],
-			  NULL);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		goto fail;
-	if (fp >= 0 && dup2(fp, PROTO_FAILPOINT_FD) < 0)
-		goto fail;
-	if (fp < 0)
-		close(PROTO_FAILPOINT_FD);
-	if (rq->cwd && chdir(rq->cwd) < 0)
-		goto fail;
-	environ = rq->env;
-	fds_close_from_except(PROTO_FAILPOINT_FD + 1, report, secsock);
-	close(report);
-	if (secsock >= 0) {
-		if (load_filter(rq, secsock) < 0)
-			_exit(127); /* the harness sees no listener */
-		close(secsock);
-	}
-	return;
-fail:
-	e = errno;
-	if (write(report, &e, sizeof(e)) < 0) {
-		/* the harness sees EOF and an exit 127 */
-	}
-	_exit(127);
-}
-
 /* Sanitizer runtimes check for leaks in their exit handlers. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED_BUILD 1
@@ -372,16 +309,9 @@ static void child_exit(int status, void *arg)
 /* The request's fds must not sit on 0-3, where the child dup2s. */
 static bool fds_high(struct request *rq)
 {
-	for (int i = 0; i < rq->nfds; i++) {
-		if (rq->fds[i] > PROTO_FAILPOINT_FD)
-			continue;
-		int nfd = fcntl(rq->fds[i], F_DUPFD_CLOEXEC,
-				PROTO_FAILPOINT_FD + 1);
-		if (nfd < 0)
+	for (int i = 0; i < rq->nfds; i++)
+		if ((rq->fds[i] = child_setup_fd_high(rq->fds[i])) < 0)
 			return false;
-		close(rq->fds[i]);
-		rq->fds[i] = nfd;
-	}
 	return true;
 }
 
@@ -421,7 +351,22 @@ static long rseq_call(int flags)
  * resume serve_enter()'s frame on the main stack (invariant 7). */
 static int child_main(void *arg)
 {
-	child_setup(arg);
+	const struct request *rq = arg;
+	struct child_setup cs = {
+		.parent = srv.harness,
+		.in_fd = rq->fds[0], .out_fd = rq->fds[1], .err_fd = rq->fds[2],
+		.report_fd = rq->fds[3], .fp_fd = rq->fp ? rq->fds[4] : -1,
+		.cwd = rq->cwd,
+		/* the clone has the server's dispositions: the initial ones
+		 * but for what warm_up changed */
+		.signals = srv.changed, .nsignals = srv.nchanged,
+		.actions = srv.initial_actions,
+		.filter = rq->bpf, .filter_len = rq->bpf_len,
+		.seccomp_sock = rq->bpf ? rq->fds[4 + rq->fp] : -1,
+	};
+
+	/* _exits 127 when a step fails; the mask is main_ctx's */
+	child_setup_clone(&cs, rq->env);
 	child_rq = arg;
 	if (srv.rseq_off && rseq_call(0) < 0) {
 		/* sched_getcpu() asks the kernel, as without rseq */

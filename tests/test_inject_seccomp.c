@@ -79,10 +79,16 @@ static void test_plan_rules(void **state)
 	/* a plan intercepting nothing is refused before anything changes */
 	{
 		struct inject_seccomp_plan *empty;
+		void *bpf = (void *)1;
+		size_t len = 1;
 
 		assert_int_equal(inject_seccomp_plan_new(&empty), 0);
 		assert_int_equal(inject_seccomp_plan_watch(empty, "/x/*"), 0);
-		assert_int_equal(inject_seccomp_child_install(empty, -1), FC_USAGE);
+
+		assert_int_equal(inject_seccomp_plan_bpf(empty, &bpf, &len),
+				 FC_USAGE);
+		assert_null(bpf);
+		assert_int_equal(len, 0);
 		inject_seccomp_plan_free(empty);
 	}
 	assert_int_equal(inject_seccomp_plan_intercept(fx->plan, "sendmsg"),

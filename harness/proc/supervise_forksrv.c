@@ -228,7 +228,7 @@ static char *request_text(const struct sv_spawn *req,
 		return NULL;
 	memcpy(msg, head, (size_t)hl);
 	w = stpcpy(msg + hl, req->cwd ? req->cwd : "") + 1;
-	w += sprintf(w, "%d%c%zu", cp->fp_fd >= 0, 0, bpf_len) + 1;
+	w += sprintf(w, "%d%c%zu", cp->cs.fp_fd >= 0, 0, bpf_len) + 1;
 	for (size_t i = 0; i < argc; i++)
 		w = stpcpy(w, req->argv[i]) + 1;
 	for (size_t i = 0; i < envc; i++)
@@ -241,35 +241,26 @@ static char *request_text(const struct sv_spawn *req,
 static int request_send(int sock, const struct sv_spawn *req,
 			const struct child_plan *cp, char *err, size_t errlen)
 {
-	int fds[FORK_SERVER_FDS_MAX] = { cp->in_fd, cp->out_fd, cp->err_fd,
-					 cp->report_fd };
-	void *bpf = NULL;
-	size_t bpf_len = 0, len;
+	const struct child_setup *cs = &cp->cs;
+	int fds[FORK_SERVER_FDS_MAX] = { cs->in_fd, cs->out_fd, cs->err_fd,
+					 cs->report_fd };
+	size_t bpf_len = cs->filter_len * sizeof(*cs->filter), len;
 	char *msg;
-	int nfds = 4, rc = 0;
+	int nfds = 4, rc;
 
-	if (cp->fp_fd >= 0)
-		fds[nfds++] = cp->fp_fd;
-	if (req->seccomp) {
-		rc = inject_seccomp_plan_bpf(req->seccomp, &bpf, &bpf_len);
-		if (rc) {
-			snprintf(err, errlen, "cannot compile the seccomp filter "
-				 "for '%s'", req->argv[0]);
-			return rc;
-		}
-		fds[nfds++] = cp->seccomp_sock;
-	}
+	if (cs->fp_fd >= 0)
+		fds[nfds++] = cs->fp_fd;
+	if (cs->filter)
+		fds[nfds++] = cs->seccomp_sock;
 	msg = request_text(req, cp, bpf_len, &len);
 	if (!msg) {
-		free(bpf);
 		snprintf(err, errlen, "cannot send '%s' to its fork server: "
 			 "argv and environment exceed %d bytes", req->argv[0],
 			 FORK_SERVER_MSG_MAX);
 		return FC_USAGE;
 	}
-	if (bpf)
-		memcpy(msg + len, bpf, bpf_len);
-	free(bpf);
+	if (cs->filter)
+		memcpy(msg + len, cs->filter, bpf_len);
 	rc = fds_send(sock, msg, len + bpf_len, fds, nfds);
 	free(msg);
 	return rc == 0 ? SENT : GONE;

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include "common/child_setup.h"
 #include "harness/proc/supervise.h"
 #include "harness/proc/watchdog.h"
 
@@ -48,15 +49,12 @@ struct sv_forksrv {
 #define FORKSRV_TIMEOUT_MS 10000
 #define FORKSRV_MAX 8          /* servers per supervisor; the oldest goes */
 
-/* What the child of a spawn is given (supervise_spawn.c fills it). */
+/* What the child of a spawn is given (supervise_spawn.c fills it): how it
+ * sets itself up, and what it runs. */
 struct child_plan {
+	struct child_setup cs;
 	char *const *argv;
 	char **envp;
-	const char *cwd;
-	int in_fd, out_fd, err_fd, fp_fd, report_fd;
-	pid_t parent;
-	const struct inject_seccomp_plan *seccomp;
-	int seccomp_sock;    /* child's end of the listener socketpair */
 };
 
 /* Start a process and wait until it runs (supervise_spawn.c); *out is not

@@ -1,29 +1,22 @@
 /*
- * inject_seccomp_child.c -- loading the filter in the route's child and
- * handing the listener fd to the supervisor over a unix socket.
+ * inject_seccomp_filter.c -- a plan compiled into the classic BPF program
+ * the route's child loads (common/child_setup.c, step 7), with libseccomp.
  *
  * Invariants:
- *  1. After seccomp_load() the child makes only sendmsg, close and the
- *     memory calls of free(); none of them is in the syscall table, so the
- *     child can never wait on a notification nobody is listening to yet.
- *  2. The child's copy of the listener is closed before exec: the route must
- *     not be able to answer its own notifications, and when the supervisor
- *     closes its copy the filtered calls fail with ENOSYS instead of hanging.
- *  3. Only the native architecture is filtered; calls from other ABIs (i386,
+ *  1. The program allows every call but the plan's, which it turns into
+ *     notifications (SCMP_ACT_NOTIFY): the child loads it with a new
+ *     listener and hands that to the supervisor.
+ *  2. Only the native architecture is filtered; calls from other ABIs (i386,
  *     x32) are allowed untouched rather than killed by the bad-arch default.
+ *  3. Compiled in the supervisor before the child starts, never in the
+ *     child: the child only loads it, allocating nothing (an exec'd child
+ *     shares the supervisor's memory, a fork server's clone its server's).
  */
-#include <errno.h>
-#include <poll.h>
-#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include "common/fds.h"
 #include "harness/inject/inject_seccomp_impl.h"
 
 static bool intercepts_any(const struct inject_seccomp_plan *p)
@@ -57,37 +50,6 @@ static int build_filter(const struct inject_seccomp_plan *p,
 fail:
 	seccomp_release(ctx);
 	return FC_IO;
-}
-
-int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
-{
-	scmp_filter_ctx ctx;
-	int rc, fd;
-
-	if (!intercepts_any(p)) /* no listener would be created */
-		return FC_USAGE;
-	/* libseccomp would set it too (SCMP_FLTATR_CTL_NNP); doing it first
-	 * makes a kernel without seccomp fail here, before anything else. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return FC_IO;
-	rc = build_filter(p, &ctx);
-	if (rc)
-		return rc;
-	if (seccomp_load(ctx) < 0) {
-		seccomp_release(ctx);
-		return FC_IO;
-	}
-	fd = seccomp_notify_fd(ctx);
-	if (fd < 0) {
-		seccomp_release(ctx);
-		return FC_IO;
-	}
-	rc = fds_send_one(sock, fd);
-	/* seccomp_release() leaves the listener open (libseccomp 2.5): close
-	 * it ourselves (invariant 2). */
-	close(fd);
-	seccomp_release(ctx);
-	return rc;
 }
 
 int inject_seccomp_plan_bpf(const struct inject_seccomp_plan *p, void **prog,
