@@ -3,12 +3,16 @@
  * (supervise.h, docs/fork-server.md; the route side is routes/fork_server.c).
  *
  * A route that declares `fork_server: true` is exec'd once per supervisor
- * and (argv, cwd) with FENCECERT_FORK_SERVER_FD=3 naming a SEQPACKET socket;
+ * and (argv, cwd) with PROTO_ENV_FORK_SERVER_FD=3 naming a SEQPACKET socket;
  * each spawn then costs one request and one reply instead of an exec.  The
  * server clones the attempt with CLONE_PARENT, so from the reply on the
- * attempt is our child exactly as if supervise_spawn.c had started it: the
- * same setpgid, watchdog registration, exec report (EOF = set up) and
- * seccomp listener hand-over follow in sv__spawn().
+ * attempt is our child exactly as if supervise_spawn.c had started it: this
+ * file is only the launcher sv__spawn() calls (struct sv_launcher) in place
+ * of its clone-and-exec, and the same setpgid, watchdog registration, exec
+ * report (EOF = set up) and seccomp listener hand-over follow there.  The
+ * servers themselves are started with sv__spawn() and stopped with
+ * sv__proc_release() (supervise_impl.h: this file sits between supervise.c
+ * and supervise_spawn.c).
  *
  * Invariants:
  *  1. A server is a helper, not a process of the supervisor: it is in its
@@ -99,7 +103,7 @@ static void server_stop(supervisor *sv, struct sv_forksrv *srv)
 			break;
 		}
 	}
-	sv_proc_free(srv->proc); /* SIGKILLs the group, reaps it */
+	sv__proc_release(srv->proc); /* SIGKILLs the group, reaps it */
 	free(srv->key);
 	free(srv);
 }
@@ -163,8 +167,8 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 	 * its own in the request.  The dynamic linker binds every symbol once
 	 * in the server, not lazily again in each child. */
 	rc = sv__spawn(sv, &(struct sv_spawn){ .argv = req->argv,
-		       .cwd = req->cwd, .env = server_env }, true, &srv->proc,
-		       err, errlen);
+		       .cwd = req->cwd, .env = server_env }, NULL, true,
+		       &srv->proc, err, errlen);
 	if (rc) {
 		free(srv->key);
 		free(srv);
@@ -183,7 +187,7 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 		else
 			snprintf(err, errlen, "%s did not say hello within "
 				 "%lld ms", name, sv->forksrv_timeout_ms);
-		sv_proc_free(srv->proc);
+		sv__proc_release(srv->proc);
 		free(srv->key);
 		free(srv);
 		return FC_IO;
@@ -295,10 +299,12 @@ static int reply_read(supervisor *sv, struct sv_forksrv *srv,
 	return GONE;
 }
 
-int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
-		      const struct child_plan *cp, pid_t *pid, char *err,
-		      size_t errlen)
+/* The launcher (struct sv_launcher) of a spawn through a fork server. */
+static int launch_via_server(void *ctx, const struct sv_spawn *req,
+			     const struct child_plan *cp, pid_t *pid,
+			     char *err, size_t errlen)
 {
+	supervisor *sv = ctx;
 	char name[300];
 	size_t keylen;
 	char *key = make_key(req, &keylen);
@@ -330,4 +336,13 @@ int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
 		snprintf(err, errlen, "%s died or did not answer a spawn "
 			 "request, twice", who(req, name, sizeof(name)));
 	return rc == GONE ? FC_IO : rc;
+}
+
+int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
+		      sv_proc **out, char *err, size_t errlen)
+{
+	const struct sv_launcher via = { .launch = launch_via_server,
+					 .ctx = sv };
+
+	return sv__spawn(sv, req, &via, false, out, err, errlen);
 }

@@ -218,25 +218,13 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 	return 0;
 }
 
-int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
-		     sv_proc **out, char *err, size_t errlen)
-{
-	int rc = sv__spawn(sv, req, false, out, err, errlen);
-
-	if (rc)
-		return rc;
-	(*out)->next = sv->procs;
-	sv->procs = *out;
-	return 0;
-}
-
-/* Start the child: through its fork server, or clone and exec. */
-static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
+/* Start the child: through the launcher, or clone and exec. */
+static int launch(const struct sv_launcher *via, const struct sv_spawn *req,
 		  const struct child_plan *cp, pid_t *pid, char *err,
 		  size_t errlen)
 {
-	if (req->fork_server && !server)
-		return sv__forksrv_spawn(sv, req, cp, pid, err, errlen);
+	if (via)
+		return via->launch(via->ctx, req, cp, pid, err, errlen);
 	*pid = start_child(cp);
 	if (*pid < 0) {
 		snprintf(err, errlen, "cannot start a process: %s",
@@ -246,8 +234,9 @@ static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
 	return 0;
 }
 
-int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
-	      sv_proc **out, char *err, size_t errlen)
+int sv__spawn(supervisor *sv, const struct sv_spawn *req,
+	      const struct sv_launcher *via, bool server, sv_proc **out,
+	      char *err, size_t errlen)
 {
 	/* (in: sv->null_fd), out, err, fp parent, fp child, report read,
 	 * report write, seccomp parent, seccomp child */
@@ -349,7 +338,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	rc = launch(sv, req, server, &cp, &pid, err, errlen);
+	rc = launch(via, req, &cp, &pid, err, errlen);
 	free(cp.envp);
 	free(bpf);
 	bpf = NULL;
