@@ -5,17 +5,20 @@
  * Invariants:
  *  1. The server is single-threaded and allocates nothing the child needs
  *     after the clone: a request is parsed completely before the clone, so
- *     the child only makes system calls and returns into main.
+ *     the child only makes system calls and returns into main.  The
+ *     helpers it calls in the loop (fds_recv(), child_setup_fd_high())
+ *     allocate nothing either, and set errno only when they fail.
  *  2. The child is cloned with CLONE_PARENT: it is the harness's child, so
  *     the harness reaps it, gets its SIGCHLD and may setpgid() it like any
  *     child it spawned itself.  The child checks getppid() against the
  *     harness after arming PR_SET_PDEATHSIG (the harness may die first).
- *  3. The child ends its setup holding exactly fds 0-2 and the failpoint end
- *     as fd 3, like an exec'd attempt: everything else the server had open
- *     (its socket, the received fds) is closed.
+ *  3. The child sets itself up with child_setup_clone(), the steps an
+ *     exec'd attempt takes (common/child_setup.h): it ends holding exactly
+ *     fds 0-2 and the failpoint end as fd 3; everything else the server had
+ *     open (its socket, the received fds) is closed.
  *  4. The seccomp filter is loaded last, after the report fd was closed:
  *     the child then only sends the listener and closes two fds, calls no
- *     filter intercepts (invariant 1 of inject_seccomp_child.c).
+ *     filter intercepts (common/child_setup.h, invariant 3).
  *  5. A malformed request is answered "error EPROTO" and its fds closed;
  *     the server goes on serving.  EOF on the socket ends the server.
  *  6. Sanitized builds clone the same way: the server has one thread, so

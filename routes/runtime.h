@@ -15,6 +15,10 @@
  *
  * and prints one human line about the attempt on stderr (state reached and
  * why it stopped; never a URL password or a row value).
+ *
+ * Who includes it: the route command (cli/cmd_route.c) and the controls;
+ * runtime.c and runtime_step.c through runtime_impl.h.  It reaches the
+ * journal and the target through their ports only.
  */
 #ifndef FENCECERT_RUNTIME_H
 #define FENCECERT_RUNTIME_H

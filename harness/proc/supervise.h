@@ -31,6 +31,12 @@
  * to a self-pipe).  supervisor_new() also makes the calling process a child
  * subreaper so orphaned grandchildren can be reaped.
  *
+ * Who includes it: the run (harness/run), certify and the CLI.  It speaks
+ * to routes only through processes and the protocol of common/protocol.h
+ * (the failpoint channel, the fork server's wire format), never through
+ * routes/ code, and takes syscall faults as a harness/inject plan.  The
+ * files behind it are laid out in supervise_impl.h.
+ *
  * Ownership: sv_proc objects belong to the supervisor; the caller releases
  * each with sv_proc_free() (kills it if still running) or lets
  * supervisor_free() release them all.

@@ -9,6 +9,14 @@
  * supervising process exited, crashed or was SIGKILLed -- the watchdog
  * SIGKILLs every group still registered and exits.  It needs no privilege.
  *
+ * Who includes it: the supervisor (supervise_impl.h), which owns the one
+ * watchdog of a process.
+ *
+ * Invariants: the watchdog holds nothing but its end of the socket (so EOF
+ * means exactly "the supervisor is gone"), sits in its own process group
+ * ignoring terminal signals, and signals only groups it was told about and
+ * not yet told are empty.
+ *
  * Caller-allocated: watchdog_start() fills *w, watchdog_stop() closes the
  * socket and reaps the process.
  */
