@@ -88,7 +88,8 @@ ssize_t fds_recv(int sock, void *buf, size_t cap, int *fds, int maxfds,
 		for (size_t i = 0; i < k; i++) {
 			int fd;
 
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
 			if (*nfds < maxfds && n > 0) {
 				fds[(*nfds)++] = fd;
 			} else {

@@ -147,13 +147,15 @@ static int run_from_pre_commit(struct attempt *a)
 	}
 	if (a->e.state == FC_PREPARING) {
 		rc = runtime__move(a, FC_PREPARED, FP_BEFORE_PREPARED,
-				   FP_AFTER_PREPARED, json_pack("{s:I, s:s}", "epoch", (json_int_t)a->epoch,
+				   FP_AFTER_PREPARED,
+				   json_pack("{s:I, s:s}", "epoch", (json_int_t)a->epoch,
 				   "fence", a->tops->name(a->target)));
 		if (rc)
 			return rc;
 	}
 	rc = runtime__move(a, FC_COMMITTING, FP_BEFORE_COMMITTING,
-			   FP_AFTER_COMMITTING, json_pack("{s:I, s:I}", "epoch", (json_int_t)a->epoch,
+			   FP_AFTER_COMMITTING,
+			   json_pack("{s:I, s:I}", "epoch", (json_int_t)a->epoch,
 			   "rows", (json_int_t)a->nrows));
 	if (rc)
 		return rc;

@@ -388,7 +388,8 @@ int runtime__to_target_committed(struct attempt *a)
 {
 	int rc = runtime__move(a, FC_TARGET_COMMITTED,
 			       FP_BEFORE_TARGET_COMMITTED,
-			       FP_AFTER_TARGET_COMMITTED, commit_evidence(a, NULL));
+			       FP_AFTER_TARGET_COMMITTED,
+			       commit_evidence(a, NULL));
 
 	return rc ? rc : runtime__finish_evidence(a);
 }

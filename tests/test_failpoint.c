@@ -225,7 +225,8 @@ static void test_bad_variable(void **state)
 	assert_non_null(strstr(err, "seven"));
 	assert_false(failpoint_enabled());
 
-	setenv(PROTO_ENV_FAILPOINT_FD, "987", 1); /* a number, but nothing open there */
+	/* a number, but nothing open there */
+	setenv(PROTO_ENV_FAILPOINT_FD, "987", 1);
 	assert_int_equal(failpoint_init(err, sizeof(err)), FC_USAGE);
 	assert_non_null(strstr(err, "987"));
 	assert_false(failpoint_enabled());

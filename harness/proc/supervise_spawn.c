@@ -58,7 +58,8 @@ static int open_out(const char *path)
 {
 	if (!path)
 		path = "/dev/null";
-	return child_setup_fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+	return child_setup_fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC |
+					O_CLOEXEC, 0644));
 }
 
 static bool env_overridden(const char *entry, char *const *env, const char *extra)
@@ -315,10 +316,11 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 			goto fail;
 		}
 		/* compiled here, loaded by the child (invariants 1, 5) */
-		attach_rc = inject_seccomp_plan_bpf(req->seccomp, &bpf, &bpf_len);
+		attach_rc = inject_seccomp_plan_bpf(req->seccomp, &bpf,
+						    &bpf_len);
 		if (attach_rc) {
-			snprintf(err, errlen, "cannot compile the seccomp filter "
-				 "for '%s'", req->argv[0]);
+			snprintf(err, errlen, "cannot compile the seccomp "
+				 "filter for '%s'", req->argv[0]);
 			goto fail;
 		}
 	}
