@@ -16,17 +16,9 @@
 #include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
+#include "common/sanitizer.h"
 
 extern char **environ;
-
-/* Sanitizer runtimes reserve terabytes of shadow memory: no RLIMIT_AS. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED_BUILD 1
-#endif
-#endif
 
 /* The classic signals (the realtime ones start at their default). */
 #define CLASSIC_SIGNALS 32
@@ -100,7 +92,7 @@ static void set_limits(void)
 	set_limit(RLIMIT_NOFILE, 4096);
 	set_limit(RLIMIT_CPU, 600);
 	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
 #endif
 }

@@ -68,6 +68,7 @@
 #include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
+#include "common/sanitizer.h"
 #include "routes/fork_server.h"
 
 /* The serve loop's own stack (not inherited; sanitized frames are big). */
@@ -285,22 +286,14 @@ static void reply(int sock, const char *fmt, long v)
 	}
 }
 
-/* Sanitizer runtimes check for leaks in their exit handlers. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED_BUILD 1
-#endif
-#endif
-
 /*
  * A child ends by flushing stdio and _exit(): the handlers registered
  * before it was cloned (library destructors run by _dl_fini) were the
  * server's, and undoing the server's initialisation in every attempt is
  * pure cost.  Handlers the attempt registers itself still run (first).
+ * Sanitized builds exit normally: their runtimes report in exit handlers.
  */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static void child_exit(int status, void *arg)
 {
 	(void)arg;
@@ -526,7 +519,7 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 		exit(1);
 	serve_enter();
 	/* in a child, set up (child_main) */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 	on_exit(child_exit, NULL);
 #endif
 	server_pid = srv.self;

@@ -40,19 +40,10 @@
 #include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
+#include "common/sanitizer.h"
 #include "harness/proc/supervise_impl.h"
 
 extern char **environ;
-
-/* Sanitizer runtimes reserve terabytes of shadow memory and do not expect a
- * second thread of control on a borrowed address space. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED_BUILD 1
-#endif
-#endif
 
 static int open_out(const char *path)
 {
@@ -106,7 +97,7 @@ static char **build_env(char *const *env, const char *fpvar)
 	return out;
 }
 
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 #define CHILD_STACK_SIZE (64 * 1024)
 
 static int child_main(void *arg)
@@ -123,13 +114,13 @@ static int child_main(void *arg)
  * thousands of attempts, so the child borrows our memory instead until its
  * exec (invariant 4).  Sanitized builds fork.
  */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static pid_t start_shared(const struct child_plan *cp);
 #endif
 
 static pid_t start_child(const struct child_plan *cp)
 {
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 	if (!cp->cs.filter)
 		return start_shared(cp);
 #endif
@@ -142,7 +133,7 @@ static pid_t start_child(const struct child_plan *cp)
 	}
 }
 
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static pid_t start_shared(const struct child_plan *cp)
 {
 	char *stack = malloc(CHILD_STACK_SIZE);
