@@ -89,6 +89,9 @@
 #define MAX_ARGC 4096
 #define MAX_ENVC 65536
 
+/* a request's fds arrive in one fds_recv() */
+_Static_assert(FORK_SERVER_FDS_MAX <= FDS_MAX, "FDS_MAX too small");
+
 struct request {
 	int argc;
 	char **argv;           /* in the hand-over area */
