@@ -41,7 +41,7 @@
 #include "common/fsutil.h"
 #include "harness/model/scenario.h"
 #include "harness/proc/supervise.h"
-#include "harness/proc/watchdog.h"
+#include "common/fds.h"
 
 #define EXIT_MET 0
 #define EXIT_NOT_MET 1
@@ -129,7 +129,7 @@ static int start_janitor(const char *dir, pid_t *pid)
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		dup2(p[0], 3);
-		watchdog__close_from(4);
+		fds_close_from(4);
 		if (read(3, &c, 1) == 1)
 			_exit(0);
 		for (int i = 0; i < 20; i++) {

@@ -1,5 +1,5 @@
 /*
- * fsutil.c -- mkdir -p, rm -rf and whole writes for schedule directories
+ * fsutil.c -- mkdir -p, rm -rf, whole reads and writes, directory syncs
  * (fsutil.h).
  */
 #include <dirent.h>
@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,12 +148,20 @@ int fs_empty_dir(const char *path)
 	return rc ? rc : fs_mkdirs(path);
 }
 
-int fs_write_all(int fd, const void *buf, size_t len)
+/* The one write-everything loop: write(), or send() without SIGPIPE on a
+ * socket (falling back to write() on ENOTSOCK). */
+static int put_all(int fd, const void *buf, size_t len, bool sock)
 {
 	const char *p = buf;
 
 	while (len) {
-		ssize_t r = write(fd, p, len);
+		ssize_t r = sock ? send(fd, p, len, MSG_NOSIGNAL) :
+			    write(fd, p, len);
+
+		if (r < 0 && sock && errno == ENOTSOCK) {
+			sock = false;
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -163,6 +173,30 @@ int fs_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)r;
 	}
 	return 0;
+}
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+	return put_all(fd, buf, len, false);
+}
+
+int fs_send_all(int fd, const void *buf, size_t len)
+{
+	return put_all(fd, buf, len, true);
+}
+
+int fs_fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc, e;
+
+	if (fd < 0)
+		return FC_IO;
+	rc = fsync(fd);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc < 0 ? FC_IO : 0;
 }
 
 int fs_read_all(int fd, size_t cap, size_t max_cap, char **out, size_t *len)

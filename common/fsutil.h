@@ -1,8 +1,12 @@
 /*
- * fsutil.h -- the few file operations the harness needs: make a path,
- * empty or remove a tree, read a file or write a buffer whole.  Trees are
- * walked without following symlinks, so a route cannot make the harness
- * delete outside a schedule directory.
+ * fsutil.h -- the few file operations every layer needs: make a path,
+ * empty or remove a tree, read a file to its end, write or send a buffer
+ * whole, make a directory's entries durable.
+ *
+ * Who includes it: anything (common/).  Invariants: trees are walked
+ * without following symlinks, so a route cannot make the harness delete
+ * outside a schedule directory; every loop here retries EINTR and short
+ * transfers, and a failure is FC_IO with errno saying why.
  */
 #ifndef FENCECERT_FSUTIL_H
 #define FENCECERT_FSUTIL_H
@@ -24,6 +28,15 @@ int fs_empty_dir(const char *path) FC_MUST_CHECK;
 /* write() all len bytes of buf to fd, again after EINTR or a short write.
  * FC_IO on failure (errno says why). */
 int fs_write_all(int fd, const void *buf, size_t len) FC_MUST_CHECK;
+
+/* The same for a socket: send() with MSG_NOSIGNAL, so a peer that is gone
+ * is FC_IO (EPIPE) instead of a SIGPIPE.  An fd that turns out not to be a
+ * socket (ENOTSOCK: a pipe a shell set up) is written to instead. */
+int fs_send_all(int fd, const void *buf, size_t len) FC_MUST_CHECK;
+
+/* fsync() the directory `path`, making the entries created, renamed or
+ * removed in it durable.  FC_IO on failure (errno says why). */
+int fs_fsync_dir(const char *path) FC_MUST_CHECK;
 
 /* Read fd to its end into *out, a malloc'd NUL-terminated buffer of
  * *len bytes (plus the NUL) that starts with room for cap (>= 1) bytes,

@@ -43,6 +43,9 @@
 #define PROTO_ENV_FAILPOINT_WAIT "FENCECERT_FAILPOINT_WAIT"
 /* route -> supervisor, one line each: "HIT <name>\n" waits for one byte,
  * "PASS <name>\n" does not */
+/* Longest name the harness takes from the channel, NUL included: a line
+ * with a longer name is dropped. */
+#define PROTO_FAILPOINT_NAME_MAX 64
 #define PROTO_HIT "HIT "
 #define PROTO_PASS "PASS "
 /* supervisor -> route: go on / fail the step as an I/O error would */

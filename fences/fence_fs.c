@@ -72,6 +72,7 @@
 
 #include <jansson.h>
 
+#include "common/fsutil.h"
 #include "fences/datafile.h"
 #include "fences/fence_impl.h"
 
@@ -139,18 +140,6 @@ static int path_of(fence *f, char out[PATH_MAX], const char *fmt, ...)
 	return 0;
 }
 
-static int fsync_path(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /* mkdir path if needed and make its entry durable in its parent. */
 static int ensure_dir(fence *f, const char *path)
 {
@@ -160,7 +149,7 @@ static int ensure_dir(fence *f, const char *path)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot create "
 				   "directory '%s': %s", path, strerror(errno));
 	snprintf(parent, sizeof(parent), "%s", path);
-	if (fsync_path(dirname(parent)) != 0)
+	if (fs_fsync_dir(dirname(parent)) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync the "
 				   "directory holding '%s': %s", path,
 				   strerror(errno));
@@ -282,7 +271,7 @@ static int write_epoch(fence *f, const char *op, const char *id,
 		unlink(tmp);
 		return rc;
 	}
-	if (fsync_path(dir) != 0)
+	if (fs_fsync_dir(dir) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync '%s': "
 				   "%s", dir, strerror(errno));
 	return 0;
@@ -515,7 +504,7 @@ static int fs_apply(fence *f, long long epoch, const struct fence_batch *b,
 	/* Linked: the new entry and the unlink of the temp name become
 	 * durable together, before the lock lets a newer prepare through. */
 	if (!rc && *outcome == FENCE_OUTCOME_UNKNOWN) {
-		if (fsync_path(table_dir) != 0)
+		if (fs_fsync_dir(table_dir) != 0)
 			rc = fence__fail(f, FC_ERR_COMMIT_UNKNOWN, "linked '%s' "
 					 "but cannot sync its directory: %s",
 					 final, strerror(errno));
@@ -584,7 +573,7 @@ static int fs_probe(fence *f, const char *op, struct fence_probe *out)
 	/* An apply whose directory sync failed left a visible file that a
 	 * crash could still take away; syncing here makes APPLIED final. */
 	snprintf(dir, sizeof(dir), "%s", path);
-	if (fsync_path(dirname(dir)) != 0)
+	if (fs_fsync_dir(dirname(dir)) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync the "
 				   "directory of '%s': %s", path,
 				   strerror(errno));

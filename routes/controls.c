@@ -49,6 +49,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "common/fsutil.h"
 #include "fences/datafile.h"
 #include "routes/controls.h"
 #include "routes/evidence.h"
@@ -189,9 +190,8 @@ static int file_append(struct raw *r, const struct fence_batch *b,
 		unlink(tmp);
 		return FC_FENCE_UNAVAILABLE;
 	}
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(fd);
-		close(fd);
+	if (fs_fsync_dir(dir) < 0) {
+		/* best effort: the file is in place either way */
 	}
 	return 0;
 }
@@ -266,16 +266,16 @@ static int standalone_write(struct standalone *s)
 {
 	char name[128];
 
-	if (failpoint_hit("before_target_commit"))
-		return finish(s, ROUTE_EXIT_RETRY, "write failed (failpoint "
-			      "before_target_commit)");
+	if (failpoint_hit(FP_BEFORE_TARGET_COMMIT))
+		return finish(s, ROUTE_EXIT_RETRY, "write failed (failpoint %s)",
+			      FP_BEFORE_TARGET_COMMIT);
 	snprintf(name, sizeof(name), "%s-%.16s-try%lld-%ld", s->variant,
 		 s->batch.operation_id + 7, s->c->try_number, (long)getpid());
 	if (raw_append(&s->target, &s->batch, 0, name))
 		return finish(s, ROUTE_EXIT_RETRY, "%s", s->target.err);
-	if (failpoint_hit("after_target_commit"))
+	if (failpoint_hit(FP_AFTER_TARGET_COMMIT))
 		return finish(s, ROUTE_EXIT_RETRY, "write reply lost (failpoint "
-			      "after_target_commit)");
+			      "%s)", FP_AFTER_TARGET_COMMIT);
 	return 0;
 }
 
@@ -291,14 +291,14 @@ static int standalone_evidence(struct standalone *s, bool mutated)
 	};
 	char err[512];
 
-	if (failpoint_hit("before_evidence"))
+	if (failpoint_hit(FP_BEFORE_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence failed (failpoint "
-			      "before_evidence)");
+			      "%s)", FP_BEFORE_EVIDENCE);
 	if (evidence_write_return(s->c->xcom_dir, &r, err, sizeof(err)))
 		return finish(s, ROUTE_EXIT_RETRY, "%s", err);
-	if (failpoint_hit("after_evidence"))
+	if (failpoint_hit(FP_AFTER_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence reply lost "
-			      "(failpoint after_evidence)");
+			      "(failpoint %s)", FP_AFTER_EVIDENCE);
 	return finish(s, ROUTE_EXIT_COMPLETE, "%s %zu rows",
 		      mutated ? "wrote" : "skipped the write of",
 		      s->batch.nrows);
@@ -322,7 +322,7 @@ static int run_naive(const struct route_config *c)
  * the truth, and "it said nothing" as "it did nothing". */
 static bool previous_try_committed(const struct standalone *s)
 {
-	const char *prev = getenv("FENCECERT_PREV_XCOM_DIR");
+	const char *prev = getenv(PROTO_ENV_PREV_XCOM_DIR);
 	char path[4096];
 	json_t *doc;
 	bool done;
@@ -421,7 +421,7 @@ static int run_checkpoint_guard(const struct route_config *c)
 			      "earlier try may have written; stopping", dir, name,
 			      state);
 	/* The window the guard cannot close: checked, not yet armed. */
-	if (failpoint_hit("after_intent"))
+	if (failpoint_hit(FP_AFTER_INTENT))
 		return finish(&s, ROUTE_EXIT_RETRY, "failed before arming "
 			      "(failpoint after_intent)");
 	if ((rc = guard_write(&s, dir, name, "armed")) ||
@@ -549,7 +549,7 @@ static int unfenced_apply(void *t, long long epoch, const struct fence_batch *b,
 	if (!u->split)
 		return 0;
 	/* The rows are committed; the fence row is not yet. */
-	if (failpoint_hit("after_target_commit")) {
+	if (failpoint_hit(FP_AFTER_TARGET_COMMIT)) {
 		*outcome = FENCE_OUTCOME_UNKNOWN;
 		snprintf(u->raw.err, sizeof(u->raw.err), "fence transaction "
 			 "failed (failpoint after_target_commit)");

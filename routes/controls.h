@@ -16,6 +16,11 @@
  *                     two transactions
  *   pg-fence-row-only the certified route on PostgreSQL with a probe that
  *                     ignores the transaction status
+ *
+ * Who includes it: the route command (cli/cmd_route.c, `--variant`).
+ * Invariant: where a control's step is the certified route's, it stops at
+ * the same failpoint (FP_* of common/protocol.h), so one scenario applies
+ * to both.
  */
 #ifndef FENCECERT_CONTROLS_H
 #define FENCECERT_CONTROLS_H

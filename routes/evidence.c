@@ -17,34 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "routes/evidence.h"
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int evidence__write_json(const char *dir, const char *name, json_t *obj,
 			 char *err, size_t errlen)
@@ -76,7 +50,8 @@ int evidence__write_json(const char *dir, const char *name, json_t *obj,
 		free(text);
 		return FC_IO;
 	}
-	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 ||
+	if (fs_write_all(fd, text, strlen(text)) < 0 ||
+	    fs_write_all(fd, "\n", 1) < 0 ||
 	    fsync(fd) < 0) {
 		saved = errno;
 		close(fd);
@@ -94,7 +69,7 @@ int evidence__write_json(const char *dir, const char *name, json_t *obj,
 			 strerror(saved));
 		return FC_IO;
 	}
-	if (fsync_dir(dir) < 0) {
+	if (fs_fsync_dir(dir) < 0) {
 		/* The file is in place but its name may not survive a crash;
 		 * report it so the caller does not claim durable evidence. */
 		snprintf(err, errlen, "cannot sync directory '%s': %s", dir,

@@ -13,6 +13,10 @@
  * directory), so a reader sees the old file, the new one, or none -- never a
  * torn one.  The evidence may still be lost afterwards (lose_xcom,
  * lose_pod); the journal, not these files, is the record.
+ *
+ * Who includes it: the route runtime and the controls (routes/).  The
+ * harness reads return.json as a file (harness/run/collect.c), never
+ * through this module.
  */
 #ifndef FENCECERT_EVIDENCE_H
 #define FENCECERT_EVIDENCE_H

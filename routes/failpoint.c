@@ -10,7 +10,7 @@
  *     flight, so the supervisor can act while the route waits.
  *  3. A broken channel stays broken (state `broken`): every later hit
  *     answers FC_IO.  There is no way back to "no channel" within a process.
- *  4. With a wait set (FAILPOINT_WAIT_ENV), a name outside it is one
+ *  4. With a wait set (PROTO_ENV_FAILPOINT_WAIT), a name outside it is one
  *     complete "PASS <name>\n" line and no read: the supervisor promised
  *     not to act there.  Without the variable every failpoint waits.
  *  5. SIGPIPE is never raised by the channel (send with MSG_NOSIGNAL), so a
@@ -24,16 +24,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "routes/failpoint.h"
 
 #define FAILPOINT_MAX_RECORDED 4096 /* bounds memory for runaway loops */
-#define FAILPOINT_NAME_MAX 128
+/* Longest name this side writes (a longer one breaks the channel); the
+ * harness acts only on names shorter than PROTO_FAILPOINT_NAME_MAX. */
+#define NAME_MAX_WRITTEN 128
 
 bool failpoint__active;
 
 static int channel_fd = -1;
 static bool channel_broken;
-static char *wait_set; /* ",a,b," from FAILPOINT_WAIT_ENV; NULL: wait always */
+/* ",a,b," from PROTO_ENV_FAILPOINT_WAIT; NULL: wait always */
+static char *wait_set;
 static bool recording;
 static char **hits;
 static size_t nhits, hits_cap;
@@ -62,7 +66,7 @@ static void forget_wait_set(void)
  * ",name,".  Out of memory: NULL, every failpoint waits (always safe). */
 static void read_wait_set(void)
 {
-	const char *v = getenv(FAILPOINT_WAIT_ENV);
+	const char *v = getenv(PROTO_ENV_FAILPOINT_WAIT);
 	size_t len;
 
 	forget_wait_set();
@@ -99,7 +103,7 @@ void failpoint_reset(void)
 
 int failpoint_init(char *err, size_t errlen)
 {
-	const char *v = getenv(FAILPOINT_ENV);
+	const char *v = getenv(PROTO_ENV_FAILPOINT_FD);
 	char *end;
 	long fd;
 
@@ -114,12 +118,12 @@ int failpoint_init(char *err, size_t errlen)
 	fd = strtol(v, &end, 10);
 	if (errno || *end || fd < 0 || fd > 65535) {
 		snprintf(err, errlen, "%s is not a descriptor number: '%s'",
-			 FAILPOINT_ENV, v);
+			 PROTO_ENV_FAILPOINT_FD, v);
 		return FC_USAGE;
 	}
 	if (fcntl((int)fd, F_GETFD) < 0) {
 		snprintf(err, errlen, "%s names descriptor %ld, which is not open",
-			 FAILPOINT_ENV, fd);
+			 PROTO_ENV_FAILPOINT_FD, fd);
 		return FC_USAGE;
 	}
 	/* The channel belongs to this attempt; children must not inherit it
@@ -162,24 +166,6 @@ static void remember(const char *name)
 		hits[nhits++] = copy;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == ENOTSOCK)
-			n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The answer byte; whitespace is skipped so "c\n" from a line-oriented
  * supervisor works.  Returns the byte, or -1 on EOF or error. */
 static int read_answer(int fd)
@@ -200,7 +186,7 @@ static int read_answer(int fd)
 
 int failpoint__hit(const char *name)
 {
-	char line[FAILPOINT_NAME_MAX + 8];
+	char line[NAME_MAX_WRITTEN + 8];
 	bool wait;
 	int len, answer;
 
@@ -211,23 +197,23 @@ int failpoint__hit(const char *name)
 	if (channel_broken)
 		return FC_IO;
 	wait = must_wait(name);
-	len = snprintf(line, sizeof(line), "%s %s\n", wait ? "HIT" : "PASS",
-		       name);
+	len = snprintf(line, sizeof(line), "%s%s\n",
+		       wait ? PROTO_HIT : PROTO_PASS, name);
 	if (len < 0 || (size_t)len >= sizeof(line) || strchr(name, '\n') ||
 	    strchr(name, ' ')) {
 		channel_broken = true; /* a malformed name is a programming error */
 		return FC_IO;
 	}
-	if (write_all(channel_fd, line, (size_t)len) < 0) {
+	if (fs_send_all(channel_fd, line, (size_t)len) < 0) {
 		channel_broken = true;
 		return FC_IO;
 	}
 	if (!wait)
 		return 0;
 	answer = read_answer(channel_fd);
-	if (answer == 'c')
+	if (answer == PROTO_ANSWER_CONTINUE)
 		return 0;
-	if (answer != 'f')
+	if (answer != PROTO_ANSWER_FAIL)
 		channel_broken = true;
 	return FC_IO;
 }

@@ -24,7 +24,13 @@
  *
  * The module keeps, in process, the list of names hit so far once recording
  * was switched on (failpoint_record()), with or without a channel, so unit
- * tests can check which steps ran; a route does not record.  Names are the stable list in docs/failpoints.md.
+ * tests can check which steps ran; a route does not record.  Names are the
+ * stable list of docs/failpoints.md, FP_* in common/protocol.h; the
+ * variable names, lines and answers are there too.
+ *
+ * Who includes it: the route runtime, the controls and the route command
+ * (routes/, cli/cmd_route.c).  The harness's end of the channel is the
+ * supervisor (harness/proc/supervise.h), which shares only protocol.h.
  *
  * Not thread-safe: a route attempt is one thread.
  */
@@ -35,9 +41,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
-
-#define FAILPOINT_ENV "FENCECERT_FAILPOINT_FD"
-#define FAILPOINT_WAIT_ENV "FENCECERT_FAILPOINT_WAIT"
+#include "common/protocol.h"
 
 /*
  * Read FENCECERT_FAILPOINT_FD and FENCECERT_FAILPOINT_WAIT (again, if called

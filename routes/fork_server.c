@@ -5,17 +5,20 @@
  * Invariants:
  *  1. The server is single-threaded and allocates nothing the child needs
  *     after the clone: a request is parsed completely before the clone, so
- *     the child only makes system calls and returns into main.
+ *     the child only makes system calls and returns into main.  The
+ *     helpers it calls in the loop (fds_recv(), child_setup_fd_high())
+ *     allocate nothing either, and set errno only when they fail.
  *  2. The child is cloned with CLONE_PARENT: it is the harness's child, so
  *     the harness reaps it, gets its SIGCHLD and may setpgid() it like any
  *     child it spawned itself.  The child checks getppid() against the
  *     harness after arming PR_SET_PDEATHSIG (the harness may die first).
- *  3. The child ends its setup holding exactly fds 0-2 and the failpoint end
- *     as fd 3, like an exec'd attempt: everything else the server had open
- *     (its socket, the received fds) is closed.
+ *  3. The child sets itself up with child_setup_clone(), the steps an
+ *     exec'd attempt takes (common/child_setup.h): it ends holding exactly
+ *     fds 0-2 and the failpoint end as fd 3; everything else the server had
+ *     open (its socket, the received fds) is closed.
  *  4. The seccomp filter is loaded last, after the report fd was closed:
  *     the child then only sends the listener and closes two fds, calls no
- *     filter intercepts (invariant 1 of inject_seccomp_child.c).
+ *     filter intercepts (common/child_setup.h, invariant 3).
  *  5. A malformed request is answered "error EPROTO" and its fds closed;
  *     the server goes on serving.  EOF on the socket ends the server.
  *  6. Sanitized builds clone the same way: the server has one thread, so
@@ -48,7 +51,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -57,21 +59,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "harness/inject/inject_seccomp.h"
-#include "harness/proc/watchdog.h"
+#include "common/child_setup.h"
+#include "common/fds.h"
+#include "common/protocol.h"
+#include "common/sanitizer.h"
 #include "routes/fork_server.h"
 
-extern char **environ;
-
-/* The child's end of the failpoint channel, as in the exec path. */
-#define CHILD_FP_FD 3
 /* The serve loop's own stack (not inherited; sanitized frames are big). */
 #define LOOP_STACK_SIZE (256 * 1024)
 /* The stack a child sets itself up on, before it resumes the main
@@ -89,6 +88,9 @@ extern char **environ;
 #endif
 #define MAX_ARGC 4096
 #define MAX_ENVC 65536
+
+/* a request's fds arrive in one fds_recv() */
+_Static_assert(FORK_SERVER_FDS_MAX <= FDS_MAX, "FDS_MAX too small");
 
 struct request {
 	int argc;
@@ -152,7 +154,8 @@ pid_t fork_server_pid(void)
 static void request_release(const struct request *rq)
 {
 	for (int i = 0; i < rq->nfds; i++)
-		close(rq->fds[i]);
+		if (rq->fds[i] >= 0)
+			close(rq->fds[i]);
 }
 
 /* n bytes of the hand-over area, 16-aligned; NULL when it is full. */
@@ -232,7 +235,7 @@ static bool request_parse(struct hand *h)
 	long argc, envc, fp, bpf;
 
 	tag = field(&pos, end);
-	if (!tag || strcmp(tag, "spawn") != 0 ||
+	if (!tag || strcmp(tag, FORK_SERVER_SPAWN) != 0 ||
 	    !count_field(&pos, end, MAX_ARGC, &argc) || argc < 1 ||
 	    !count_field(&pos, end, MAX_ENVC, &envc) ||
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
@@ -261,81 +264,19 @@ static bool request_parse(struct hand *h)
 static int request_recv(int sock, struct hand *h)
 {
 	struct request *rq = &h->rq;
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = h->buf, .iov_len = FORK_SERVER_MSG_MAX };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
+	bool whole;
 	ssize_t n;
 
 	*rq = (struct request){ 0 };
 	h->len = h->used = 0;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	n = fds_recv(sock, h->buf, FORK_SERVER_MSG_MAX, rq->fds,
+		     FORK_SERVER_FDS_MAX, &rq->nfds, &whole);
 	if (n <= 0)
 		return n == 0 ? 0 : -1;
 	h->len = h->used = (size_t)n;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
-	     cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t k;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (rq->nfds < FORK_SERVER_FDS_MAX)
-				rq->fds[rq->nfds++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    !request_parse(h))
+	if (!whole || !request_parse(h))
 		rq->argv = NULL;
 	return 1;
-}
-
-int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
-		     int nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FORK_SERVER_FDS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (nfds < 0 || nfds > FORK_SERVER_FDS_MAX) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (nfds > 0) {
-		struct cmsghdr *cm;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n >= 0 && (size_t)n != len)
-		errno = EMSGSIZE;
-	return n >= 0 && (size_t)n == len ? 0 : -1;
 }
 
 static void reply(int sock, const char *fmt, long v)
@@ -348,83 +289,14 @@ static void reply(int sock, const char *fmt, long v)
 	}
 }
 
-static int load_filter(const struct request *rq, int sock)
-{
-	struct sock_fprog prog = { .len = (unsigned short)rq->bpf_len,
-				   .filter = rq->bpf };
-	int lfd, rc;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -1;
-	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	if (lfd < 0)
-		return -1;
-	rc = inject_seccomp_send_fd(sock, lfd);
-	close(lfd);
-	return rc;
-}
-
-/* The child's side of one request (the steps of child_exec() in
- * harness/proc/supervise_spawn.c); _exits 127 when a step fails.  The signal
- * mask is emptied by the setcontext() that follows (main_ctx's). */
-static void child_setup(const struct request *rq)
-{
-	int in = rq->fds[0], out = rq->fds[1], err = rq->fds[2];
-	int report = rq->fds[3], fp = rq->fp ? rq->fds[4] : -1;
-	int secsock = rq->bpf ? rq->fds[4 + rq->fp] : -1;
-	int e;
-
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    getppid() != srv.harness)
-		_exit(127);
-	/* the clone has the server's dispositions: the initial ones but for
-	 * what warm_up changed */
-	for (int i = 0; i < srv.nchanged; i++)
-		sigaction(srv.changed[i], &srv.initial_actions[srv.changed[i]],
-			  NULL);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		goto fail;
-	if (fp >= 0 && dup2(fp, CHILD_FP_FD) < 0)
-		goto fail;
-	if (fp < 0)
-		close(CHILD_FP_FD);
-	if (rq->cwd && chdir(rq->cwd) < 0)
-		goto fail;
-	environ = rq->env;
-	watchdog__close_from_except(CHILD_FP_FD + 1, report, secsock);
-	close(report);
-	if (secsock >= 0) {
-		if (load_filter(rq, secsock) < 0)
-			_exit(127); /* the harness sees no listener */
-		close(secsock);
-	}
-	return;
-fail:
-	e = errno;
-	if (write(report, &e, sizeof(e)) < 0) {
-		/* the harness sees EOF and an exit 127 */
-	}
-	_exit(127);
-}
-
-/* Sanitizer runtimes check for leaks in their exit handlers. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED_BUILD 1
-#endif
-#endif
-
 /*
  * A child ends by flushing stdio and _exit(): the handlers registered
  * before it was cloned (library destructors run by _dl_fini) were the
  * server's, and undoing the server's initialisation in every attempt is
  * pure cost.  Handlers the attempt registers itself still run (first).
+ * Sanitized builds exit normally: their runtimes report in exit handlers.
  */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static void child_exit(int status, void *arg)
 {
 	(void)arg;
@@ -436,15 +308,9 @@ static void child_exit(int status, void *arg)
 /* The request's fds must not sit on 0-3, where the child dup2s. */
 static bool fds_high(struct request *rq)
 {
-	for (int i = 0; i < rq->nfds; i++) {
-		if (rq->fds[i] > CHILD_FP_FD)
-			continue;
-		int nfd = fcntl(rq->fds[i], F_DUPFD_CLOEXEC, CHILD_FP_FD + 1);
-		if (nfd < 0)
+	for (int i = 0; i < rq->nfds; i++)
+		if ((rq->fds[i] = child_setup_fd_high(rq->fds[i])) < 0)
 			return false;
-		close(rq->fds[i]);
-		rq->fds[i] = nfd;
-	}
 	return true;
 }
 
@@ -484,7 +350,22 @@ static long rseq_call(int flags)
  * resume serve_enter()'s frame on the main stack (invariant 7). */
 static int child_main(void *arg)
 {
-	child_setup(arg);
+	const struct request *rq = arg;
+	struct child_setup cs = {
+		.parent = srv.harness,
+		.in_fd = rq->fds[0], .out_fd = rq->fds[1], .err_fd = rq->fds[2],
+		.report_fd = rq->fds[3], .fp_fd = rq->fp ? rq->fds[4] : -1,
+		.cwd = rq->cwd,
+		/* the clone has the server's dispositions: the initial ones
+		 * but for what warm_up changed */
+		.signals = srv.changed, .nsignals = srv.nchanged,
+		.actions = srv.initial_actions,
+		.filter = rq->bpf, .filter_len = rq->bpf_len,
+		.seccomp_sock = rq->bpf ? rq->fds[4 + rq->fp] : -1,
+	};
+
+	/* _exits 127 when a step fails; the mask is main_ctx's */
+	child_setup_clone(&cs, rq->env);
 	child_rq = arg;
 	if (srv.rseq_off && rseq_call(0) < 0) {
 		/* sched_getcpu() asks the kernel, as without rseq */
@@ -609,7 +490,7 @@ static void note_changed_signals(void)
 
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 {
-	const char *v = getenv(FORK_SERVER_ENV);
+	const char *v = getenv(PROTO_ENV_FORK_SERVER_FD);
 	char *end;
 	long fdl;
 
@@ -620,7 +501,7 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 	if (errno || *end || fdl < 0 || fdl > 65535 ||
 	    fcntl((int)fdl, F_GETFD) < 0) {
 		fprintf(stderr, "fencecert: USAGE: %s='%s' is not an open "
-			"descriptor\n", FORK_SERVER_ENV, v);
+			"descriptor\n", PROTO_ENV_FORK_SERVER_FD, v);
 		exit(64);
 	}
 	srv.sock = (int)fdl;
@@ -641,7 +522,7 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 		exit(1);
 	serve_enter();
 	/* in a child, set up (child_main) */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 	on_exit(child_exit, NULL);
 #endif
 	server_pid = srv.self;

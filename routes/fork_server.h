@@ -2,45 +2,30 @@
  * fork_server.h -- the route side of the fork server (docs/fork-server.md).
  *
  * A route declared with `fork_server: true` is started once per harness
- * worker with FENCECERT_FORK_SERVER_FD naming a SOCK_SEQPACKET unix socket.
+ * worker with PROTO_ENV_FORK_SERVER_FD naming a SOCK_SEQPACKET unix socket.
  * The program initialises what does not depend on an attempt, says hello,
  * and then serves spawn requests: for each one it clones a child with
  * CLONE_PARENT (so the attempt is the harness's own child), and the child
- * sets itself up exactly as an exec'd attempt would be (own process group,
- * parent-death signal, default signals, fds 0-3, cwd, environment, seccomp
- * filter last) and carries on in the program's main with the request's argv.
+ * sets itself up exactly as an exec'd attempt would be (child_setup_clone(),
+ * common/child_setup.h) and carries on in the program's main with the
+ * request's argv.
  *
- * Protocol (one message per SEQPACKET record; "\0" separates fields):
+ * Owns: the server loop and its clones.  The wire format is the
+ * protocol's (common/protocol.h, "the fork server"); the harness's side is
+ * harness/proc/supervise_forksrv.c, which shares only that header and
+ * common/fds.h with this module.
  *
- *   server -> harness  "fencecert-fork-server 1"              hello, once
- *   harness -> server  "spawn\0ARGC\0ENVC\0CWD\0FP\0BPFLEN\0"
- *                      ARGV... ENV... (each NUL-terminated), then BPFLEN
- *                      bytes of a classic BPF seccomp program (struct
- *                      sock_filter[]); SCM_RIGHTS: stdin, stdout, stderr,
- *                      report, then the failpoint end if FP is 1, then the
- *                      seccomp socket if BPFLEN > 0.  CWD "" = inherit.
- *   server -> harness  "pid N" or "error ERRNO"
+ * Who includes it: a route program's main() (cli/main.c) and tests.
  *
- * The report fd is the child's: it writes its errno (an int) there and
- * _exits 127 when its setup fails, and closes it once set up (EOF = ok),
- * before it loads the seccomp filter and sends the listener over the
- * seccomp socket.
- *
- * Not thread-safe, and the server must stay single-threaded: the child is
- * a clone of it.
+ * Invariants (fork_server.c lists them all): the server stays
+ * single-threaded, since each child is a clone of it; between two clones
+ * it writes no page a child inherits.  Not thread-safe.
  */
 #ifndef FENCECERT_FORK_SERVER_H
 #define FENCECERT_FORK_SERVER_H
 
 #include <stddef.h>
 #include <sys/types.h>
-
-#define FORK_SERVER_ENV "FENCECERT_FORK_SERVER_FD"
-#define FORK_SERVER_HELLO "fencecert-fork-server 1"
-/* Largest request (argv + environment + filter). */
-#define FORK_SERVER_MSG_MAX (256 * 1024)
-/* fds of one request: in, out, err, report, failpoint, seccomp socket */
-#define FORK_SERVER_FDS_MAX 6
 
 /*
  * Call first thing in main().  Without FENCECERT_FORK_SERVER_FD returns 0
@@ -53,15 +38,6 @@
  * the process) and environ by the request's environment.
  */
 int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void));
-
-/*
- * Send one record of the protocol: msg[0..len) with nfds descriptors
- * (SCM_RIGHTS; none when nfds is 0, at most FORK_SERVER_FDS_MAX).  0 when
- * the whole record was sent, -1 (errno) otherwise.  The harness's side
- * (harness/proc/supervise_forksrv.c) sends requests with it.
- */
-int fork_server_send(int sock, const void *msg, size_t len, const int *fds,
-		     int nfds);
 
 /* In a spawned child: the pid of the server that cloned it; 0 in a
  * process that was exec'd. */

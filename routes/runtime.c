@@ -76,7 +76,7 @@ static int apply_and_prove(struct attempt *a)
 	bool present;
 	int rc;
 
-	if (failpoint_hit("before_target_commit")) {
+	if (failpoint_hit(FP_BEFORE_TARGET_COMMIT)) {
 		runtime__note(a, 0, "apply failed before reaching the target "
 			      "(failpoint before_target_commit)");
 		return runtime__pre_commit_failed(a, "apply failed before commit");
@@ -97,7 +97,7 @@ static int apply_and_prove(struct attempt *a)
 	if (rc && rc != FC_ALREADY_APPLIED)
 		runtime__note(a, rc, "apply outcome unknown: %s", a->tops->errmsg(a->target));
 	present = !rc || rc == FC_ALREADY_APPLIED || outcome == FENCE_PROVED_PRESENT;
-	if (failpoint_hit("after_target_commit")) {
+	if (failpoint_hit(FP_AFTER_TARGET_COMMIT)) {
 		runtime__note(a, 0, "apply reply lost (failpoint after_target_commit)");
 		present = false; /* unknown: the probe decides */
 	}
@@ -146,13 +146,15 @@ static int run_from_pre_commit(struct attempt *a)
 			return runtime__pre_commit_failed(a, "fence prepare failed");
 	}
 	if (a->e.state == FC_PREPARING) {
-		rc = runtime__move(a, FC_PREPARED, "before_prepared", "after_prepared",
+		rc = runtime__move(a, FC_PREPARED, FP_BEFORE_PREPARED,
+				   FP_AFTER_PREPARED,
 				   json_pack("{s:I, s:s}", "epoch", (json_int_t)a->epoch,
 				   "fence", a->tops->name(a->target)));
 		if (rc)
 			return rc;
 	}
-	rc = runtime__move(a, FC_COMMITTING, "before_committing", "after_committing",
+	rc = runtime__move(a, FC_COMMITTING, FP_BEFORE_COMMITTING,
+			   FP_AFTER_COMMITTING,
 			   json_pack("{s:I, s:I}", "epoch", (json_int_t)a->epoch,
 			   "rows", (json_int_t)a->nrows));
 	if (rc)
@@ -164,8 +166,8 @@ static int run_from_pre_commit(struct attempt *a)
 
 static int restart(struct attempt *a)
 {
-	return runtime__move(a, FC_PREPARING, "before_restart", "after_restart",
-			     runtime__epoch_evidence(a, NULL));
+	return runtime__move(a, FC_PREPARING, FP_BEFORE_RESTART,
+			     FP_AFTER_RESTART, runtime__epoch_evidence(a, NULL));
 }
 
 /* COMMITTING under our lease: an earlier attempt may or may not have
@@ -196,8 +198,9 @@ static int reconcile_committing(struct attempt *a)
 			 "%lld, %lld rows", a->result_epoch, a->result_rows);
 		return runtime__to_target_committed(a);
 	case FENCE_ABSENT:
-		rc = runtime__move(a, FC_FAILED_PRE_COMMIT, "before_failed_pre_commit",
-				   "after_failed_pre_commit",
+		rc = runtime__move(a, FC_FAILED_PRE_COMMIT,
+				   FP_BEFORE_FAILED_PRE_COMMIT,
+				   FP_AFTER_FAILED_PRE_COMMIT,
 				   runtime__epoch_evidence(a, "fence absent after prepare"));
 		if (!rc)
 			rc = restart(a);
@@ -325,7 +328,7 @@ static int first_attempt(struct attempt *a)
 	json_decref(m);
 	if (!meta)
 		return runtime__stop(a, ROUTE_EXIT_RETRY, "out of memory");
-	if (failpoint_hit("before_intent")) {
+	if (failpoint_hit(FP_BEFORE_INTENT)) {
 		free(meta);
 		return runtime__stop(a, ROUTE_EXIT_RETRY, "journal unavailable while "
 				     "creating the intent (failpoint before_intent)");
@@ -334,7 +337,7 @@ static int first_attempt(struct attempt *a)
 	free(meta);
 	if (rc)
 		return runtime__journal_failed(a, rc, "creating the intent");
-	if (failpoint_hit("after_intent"))
+	if (failpoint_hit(FP_AFTER_INTENT))
 		return runtime__stop(a, ROUTE_EXIT_RETRY, "journal reply lost after "
 				     "creating the intent (failpoint after_intent)");
 	if (!created)

@@ -15,20 +15,26 @@
  *
  * and prints one human line about the attempt on stderr (state reached and
  * why it stopped; never a URL password or a row value).
+ *
+ * Who includes it: the route command (cli/cmd_route.c) and the controls;
+ * runtime.c and runtime_step.c through runtime_impl.h.  It reaches the
+ * journal and the target through their ports only.
  */
 #ifndef FENCECERT_RUNTIME_H
 #define FENCECERT_RUNTIME_H
 
 #include <stddef.h>
 
-#include "fences/fence.h"
 #include "common/error.h"
+#include "common/protocol.h"
+#include "fences/fence.h"
 
+/* The statuses of SPEC section 6, as common/protocol.h numbers them. */
 enum route_exit {
-	ROUTE_EXIT_COMPLETE = 0,
-	ROUTE_EXIT_USAGE = 64,
-	ROUTE_EXIT_RETRY = 75,
-	ROUTE_EXIT_STOP = 100,
+	ROUTE_EXIT_COMPLETE = PROTO_EXIT_COMPLETE,
+	ROUTE_EXIT_USAGE = PROTO_EXIT_USAGE,
+	ROUTE_EXIT_RETRY = PROTO_EXIT_RETRY,
+	ROUTE_EXIT_STOP = PROTO_EXIT_STOP,
 };
 
 #define ROUTE_DEFAULT_LEASE_OWNER "route"

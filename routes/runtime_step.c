@@ -191,7 +191,7 @@ int runtime__take_lease(struct attempt *a)
 	struct journal_entry out;
 	int rc, waits = 0;
 
-	if (failpoint_hit("before_lease"))
+	if (failpoint_hit(FP_BEFORE_LEASE))
 		return runtime__stop(a, ROUTE_EXIT_RETRY, "journal unavailable while "
 				     "taking the lease (failpoint before_lease)");
 	rc = journal_acquire_lease(a->j, a->op, a->cfg->lease_owner,
@@ -203,7 +203,7 @@ int runtime__take_lease(struct attempt *a)
 		return runtime__journal_failed(a, rc, "taking the lease");
 	a->e = out;
 	a->epoch = out.lease_epoch;
-	if (failpoint_hit("after_lease"))
+	if (failpoint_hit(FP_AFTER_LEASE))
 		return runtime__stop(a, ROUTE_EXIT_RETRY, "journal reply lost after "
 				     "taking lease epoch %lld (failpoint after_lease)",
 				     a->epoch);
@@ -218,8 +218,9 @@ int runtime__pre_commit_failed(struct attempt *a, const char *reason)
 	int rc;
 
 	snprintf(why, sizeof(why), "%s", a->why);
-	rc = runtime__move(a, FC_FAILED_PRE_COMMIT, "before_failed_pre_commit",
-			   "after_failed_pre_commit", runtime__epoch_evidence(a, reason));
+	rc = runtime__move(a, FC_FAILED_PRE_COMMIT, FP_BEFORE_FAILED_PRE_COMMIT,
+			   FP_AFTER_FAILED_PRE_COMMIT,
+			   runtime__epoch_evidence(a, reason));
 	if (rc == ROUTE_EXIT_STOP)
 		return rc;
 	return runtime__stop(a, ROUTE_EXIT_RETRY, "%s; operation %s", why,
@@ -233,8 +234,8 @@ int runtime__commit_unknown(struct attempt *a)
 	int rc;
 
 	snprintf(why, sizeof(why), "%s", a->why);
-	rc = runtime__move(a, FC_COMMIT_UNKNOWN, "before_commit_unknown",
-			   "after_commit_unknown",
+	rc = runtime__move(a, FC_COMMIT_UNKNOWN, FP_BEFORE_COMMIT_UNKNOWN,
+			   FP_AFTER_COMMIT_UNKNOWN,
 			   runtime__epoch_evidence(a, "fence outcome not provable"));
 	if (rc)
 		return rc;
@@ -263,7 +264,7 @@ int runtime__prepare_fence(struct attempt *a)
 {
 	int rc;
 
-	if (failpoint_hit("before_fence_prepare"))
+	if (failpoint_hit(FP_BEFORE_FENCE_PREPARE))
 		return runtime__note(a, FC_FENCE_UNAVAILABLE, "fence prepare failed "
 				     "(failpoint before_fence_prepare)");
 	rc = a->tops->prepare(a->target, a->op, a->epoch);
@@ -271,7 +272,7 @@ int runtime__prepare_fence(struct attempt *a)
 		return runtime__note(a, rc, "cannot prepare the fence at epoch %lld: %s",
 				     a->epoch, a->tops->errmsg(a->target));
 	a->prepared = true;
-	if (failpoint_hit("after_fence_prepare"))
+	if (failpoint_hit(FP_AFTER_FENCE_PREPARE))
 		return runtime__note(a, FC_FENCE_UNAVAILABLE, "fence prepare reply lost "
 				     "(failpoint after_fence_prepare)");
 	return 0;
@@ -280,8 +281,10 @@ int runtime__prepare_fence(struct attempt *a)
 /* Probe between the failpoints of its kind; any failure is UNKNOWN. */
 void runtime__probe(struct attempt *a, bool reconcile, struct fence_probe *p)
 {
-	const char *before = reconcile ? "before_reconcile_probe" : "before_probe";
-	const char *after = reconcile ? "after_reconcile_probe" : "after_probe";
+	const char *before = reconcile ? FP_BEFORE_RECONCILE_PROBE :
+				 FP_BEFORE_PROBE;
+	const char *after = reconcile ? FP_AFTER_RECONCILE_PROBE :
+				FP_AFTER_PROBE;
 
 	memset(p, 0, sizeof(*p));
 	p->answer = FENCE_UNKNOWN;
@@ -325,8 +328,9 @@ static int evidence_failed(struct attempt *a, const char *why)
 
 	evidence_remove_return(a->cfg->xcom_dir);
 	if (a->e.state == FC_TARGET_COMMITTED)
-		rc = runtime__move(a, FC_COMMITTED_INCOMPLETE, "before_committed_incomplete",
-				   "after_committed_incomplete",
+		rc = runtime__move(a, FC_COMMITTED_INCOMPLETE,
+				   FP_BEFORE_COMMITTED_INCOMPLETE,
+				   FP_AFTER_COMMITTED_INCOMPLETE,
 				   commit_evidence(a, "evidence not written"));
 	if (rc == ROUTE_EXIT_STOP)
 		return rc;
@@ -347,7 +351,7 @@ static int write_evidence(struct attempt *a, const char *state, char *err,
 	};
 	int rc;
 
-	if (failpoint_hit("before_evidence")) {
+	if (failpoint_hit(FP_BEFORE_EVIDENCE)) {
 		snprintf(err, errlen, "evidence write failed (failpoint before_evidence)");
 		return FC_IO;
 	}
@@ -356,7 +360,7 @@ static int write_evidence(struct attempt *a, const char *state, char *err,
 		rc = evidence_write_return(a->cfg->xcom_dir, &r, err, errlen);
 	if (rc)
 		return rc;
-	if (failpoint_hit("after_evidence")) {
+	if (failpoint_hit(FP_AFTER_EVIDENCE)) {
 		snprintf(err, errlen, "evidence reply lost (failpoint after_evidence)");
 		return FC_IO;
 	}
@@ -371,7 +375,7 @@ int runtime__finish_evidence(struct attempt *a)
 
 	if (write_evidence(a, "TARGET_COMMITTED", err, sizeof(err)))
 		return evidence_failed(a, err);
-	rc = runtime__move(a, FC_COMPLETE, "before_complete", "after_complete",
+	rc = runtime__move(a, FC_COMPLETE, FP_BEFORE_COMPLETE, FP_AFTER_COMPLETE,
 			   json_pack("{s:I, s:I, s:I}", "rows", (json_int_t)a->result_rows,
 			   "try", (json_int_t)a->cfg->try_number,
 			   "epoch", (json_int_t)a->result_epoch));
@@ -382,8 +386,10 @@ int runtime__finish_evidence(struct attempt *a)
 
 int runtime__to_target_committed(struct attempt *a)
 {
-	int rc = runtime__move(a, FC_TARGET_COMMITTED, "before_target_committed",
-			       "after_target_committed", commit_evidence(a, NULL));
+	int rc = runtime__move(a, FC_TARGET_COMMITTED,
+			       FP_BEFORE_TARGET_COMMITTED,
+			       FP_AFTER_TARGET_COMMITTED,
+			       commit_evidence(a, NULL));
 
 	return rc ? rc : runtime__finish_evidence(a);
 }

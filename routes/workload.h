@@ -26,6 +26,9 @@
  * (once; the digest is of exactly the bytes later parsed, so the file cannot
  * change in between), workload_rows() parses the CSV on first use.
  *
+ * Who includes it: the route runtime and the controls (routes/), and tests.
+ * The harness writes workload files (harness/run/workgen.c) without it.
+ *
  * Ownership: workload_load() returns a heap object, workload_free() releases
  * it; every string and row returned points into it.
  */

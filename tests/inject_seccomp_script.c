@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "common/child_setup.h"
+#include "common/fds.h"
 #include "tests/inject_seccomp_script.h"
 
 /* --- the child: a file-operation script -------------------------------- */
@@ -150,15 +152,19 @@ int sct_child_main(int argc, char **argv)
 
 /* --- the supervisor side ---------------------------------------------- */
 
-/* Fork, install the plan, exec argv in dir with sock3 (if >= 0) as fd 3. */
+/* Fork, load the plan's filter, exec argv in dir with sock3 (if >= 0) as
+ * fd 3. */
 void sct_start(struct sct_child *c, const struct inject_seccomp_plan *p,
 	       const char *dir, int sock3, char *const argv[])
 {
 	int sv[2], nfd = -1;
+	void *bpf;
+	size_t len;
 
 	memset(c, 0, sizeof(*c));
 	c->ev = calloc(SCT_MAX_EVENTS, sizeof(*c->ev));
 	assert_non_null(c->ev);
+	assert_int_equal(inject_seccomp_plan_bpf(p, &bpf, &len), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
@@ -168,14 +174,16 @@ void sct_start(struct sct_child *c, const struct inject_seccomp_plan *p,
 			_exit(80);
 		if (sock3 >= 0 && dup2(sock3, 3) != 3)
 			_exit(81);
-		if (inject_seccomp_child_install(p, sv[1]) < 0)
+		if (child_setup_filter(bpf, len / sizeof(struct sock_filter),
+				       sv[1]) < 0)
 			_exit(82);
 		execv(argv[0], argv);
 		_exit(83);
 	}
 	setpgid(c->pid, c->pid);
+	free(bpf);
 	close(sv[1]);
-	assert_int_equal(inject_seccomp_recv_fd(sv[0], 5000, &nfd), 0);
+	assert_int_equal(fds_recv_one(sv[0], 5000, &nfd), 0);
 	close(sv[0]);
 	assert_int_equal(inject_seccomp_session_new(p, nfd, c->pid, &c->s), 0);
 }

@@ -32,7 +32,7 @@ static void open_channel(void)
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	snprintf(num, sizeof(num), "%d", sv[0]);
-	setenv(FAILPOINT_ENV, num, 1);
+	setenv(PROTO_ENV_FAILPOINT_FD, num, 1);
 	assert_int_equal(failpoint_init(err, sizeof(err)), 0);
 	assert_true(failpoint_enabled());
 	peer = sv[1];
@@ -42,8 +42,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	failpoint_reset();
-	unsetenv(FAILPOINT_ENV);
-	unsetenv(FAILPOINT_WAIT_ENV);
+	unsetenv(PROTO_ENV_FAILPOINT_FD);
+	unsetenv(PROTO_ENV_FAILPOINT_WAIT);
 	if (peer >= 0)
 		close(peer);
 	peer = -1;
@@ -72,14 +72,14 @@ static void test_no_env_is_noop(void **state)
 	char err[256];
 
 	(void)state;
-	unsetenv(FAILPOINT_ENV);
+	unsetenv(PROTO_ENV_FAILPOINT_FD);
 	assert_int_equal(failpoint_init(err, sizeof(err)), 0);
 	assert_false(failpoint_enabled());
 	assert_int_equal(failpoint_hit("before_intent"), 0);
 	assert_int_equal(failpoint_hit("after_intent"), 0);
 	assert_int_equal(failpoint_hit_count(), 0);
 
-	setenv(FAILPOINT_ENV, "", 1); /* empty is the same as unset */
+	setenv(PROTO_ENV_FAILPOINT_FD, "", 1); /* empty is the same as unset */
 	assert_int_equal(failpoint_init(err, sizeof(err)), 0);
 	assert_false(failpoint_enabled());
 	assert_int_equal(failpoint_hit("x"), 0);
@@ -90,7 +90,7 @@ static void test_recording_without_channel(void **state)
 	char err[256];
 
 	(void)state;
-	unsetenv(FAILPOINT_ENV);
+	unsetenv(PROTO_ENV_FAILPOINT_FD);
 	assert_int_equal(failpoint_init(err, sizeof(err)), 0);
 	failpoint_record(true);
 	assert_int_equal(failpoint_hit("before_lease"), 0);
@@ -126,7 +126,7 @@ static void test_continue_and_fail(void **state)
 static void test_wait_set_passes_the_others(void **state)
 {
 	(void)state;
-	setenv(FAILPOINT_WAIT_ENV, "after_intent,lease", 1);
+	setenv(PROTO_ENV_FAILPOINT_WAIT, "after_intent,lease", 1);
 	open_channel();
 	failpoint_record(true);
 	assert_int_equal(write(peer, "fc", 2), 2);
@@ -158,13 +158,13 @@ static void test_channel_alone_records_nothing(void **state)
 static void test_empty_wait_set_never_reads(void **state)
 {
 	(void)state;
-	setenv(FAILPOINT_WAIT_ENV, "", 1);
+	setenv(PROTO_ENV_FAILPOINT_WAIT, "", 1);
 	open_channel();
 	assert_int_equal(failpoint_hit("a"), 0);
 	assert_int_equal(failpoint_hit("b"), 0);
 	expect_line("PASS a\nPASS b\n");
 	/* init again without the variable: every failpoint waits again */
-	unsetenv(FAILPOINT_WAIT_ENV);
+	unsetenv(PROTO_ENV_FAILPOINT_WAIT);
 	close(peer);
 	open_channel();
 	assert_int_equal(write(peer, "f", 1), 1);
@@ -220,12 +220,13 @@ static void test_bad_variable(void **state)
 	char err[256];
 
 	(void)state;
-	setenv(FAILPOINT_ENV, "seven", 1);
+	setenv(PROTO_ENV_FAILPOINT_FD, "seven", 1);
 	assert_int_equal(failpoint_init(err, sizeof(err)), FC_USAGE);
 	assert_non_null(strstr(err, "seven"));
 	assert_false(failpoint_enabled());
 
-	setenv(FAILPOINT_ENV, "987", 1); /* a number, but nothing open there */
+	/* a number, but nothing open there */
+	setenv(PROTO_ENV_FAILPOINT_FD, "987", 1);
 	assert_int_equal(failpoint_init(err, sizeof(err)), FC_USAGE);
 	assert_non_null(strstr(err, "987"));
 	assert_false(failpoint_enabled());

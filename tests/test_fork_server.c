@@ -29,6 +29,8 @@
 
 #include <cmocka.h>
 
+#include "common/fds.h"
+#include "common/protocol.h"
 #include "routes/fork_server.h"
 
 #define PATTERN_LEN (96 * 1024)
@@ -193,7 +195,7 @@ static void server_start(struct server *s)
 			dup2(nul, 0);
 			dup2(nul, 1);
 		}
-		setenv(FORK_SERVER_ENV, "3", 1);
+		setenv(PROTO_ENV_FORK_SERVER_FD, "3", 1);
 		execv(self_exe, argv);
 		_exit(127);
 	}
@@ -221,7 +223,7 @@ static void exchange(struct server *s, const char *msg, size_t len,
 {
 	ssize_t n;
 
-	assert_int_equal(fork_server_send(s->sock, msg, len, fds, nfds), 0);
+	assert_int_equal(fds_send(s->sock, msg, len, fds, nfds), 0);
 	n = recv(s->sock, reply, rlen - 1, 0);
 	assert_true(n > 0);
 	reply[n] = '\0';

@@ -1,6 +1,7 @@
 /*
  * test_fsutil.c -- mkdir -p and rm -rf of schedule directories
- * (common/fsutil.c): trees of every shape go, nothing outside them does.
+ * (common/fsutil.c): trees of every shape go, nothing outside them does;
+ * whole writes and sends, directory syncs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +13,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fsutil.h"
@@ -241,6 +245,92 @@ static void test_mkdirs(void **state)
 	assert_int_equal(fs_mkdirs(""), FC_IO);
 }
 
+/* Read exactly len bytes from fd (the test's side of a pipe or socket). */
+static void read_exactly(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+}
+
+/* Larger than a socket's or a pipe's buffer: the loops must go round. */
+#define BIG (1024 * 1024)
+
+static void test_write_and_send_all(void **state)
+{
+	char *out = malloc(BIG), *in = malloc(BIG);
+	int sv[2], pp[2];
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(in);
+	for (size_t i = 0; i < BIG; i++)
+		out[i] = (char)(i * 13 + 1);
+	/* a socket: send() in several rounds, read back whole */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fs_send_all(sv[0], out, BIG) == 0 ? 0 : 1);
+	read_exactly(sv[1], in, BIG);
+	assert_memory_equal(in, out, BIG);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	/* the peer is gone: FC_IO and EPIPE, not a SIGPIPE */
+	close(sv[1]);
+	errno = 0;
+	assert_int_equal(fs_send_all(sv[0], out, 16), FC_IO);
+	assert_int_equal(errno, EPIPE);
+	close(sv[0]);
+	/* a pipe is not a socket: written to instead */
+	assert_int_equal(pipe(pp), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fs_send_all(pp[1], out, BIG) == 0 &&
+		      fs_write_all(pp[1], out, BIG) == 0 ? 0 : 1);
+	close(pp[1]);
+	read_exactly(pp[0], in, BIG);
+	assert_memory_equal(in, out, BIG);
+	read_exactly(pp[0], in, BIG);
+	assert_memory_equal(in, out, BIG);
+	close(pp[0]);
+	{
+		int status;
+
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	/* a closed fd */
+	errno = 0;
+	assert_int_equal(fs_write_all(pp[0], out, 1), FC_IO);
+	assert_int_equal(errno, EBADF);
+	free(out);
+	free(in);
+}
+
+static void test_fsync_dir(void **state)
+{
+	char p[512];
+
+	(void)state;
+	assert_int_equal(fs_fsync_dir(root), 0);
+	path(p, sizeof(p), "missing");
+	errno = 0;
+	assert_int_equal(fs_fsync_dir(p), FC_IO);
+	assert_int_equal(errno, ENOENT);
+	touch("plain");
+	path(p, sizeof(p), "plain");
+	errno = 0;
+	assert_int_equal(fs_fsync_dir(p), FC_IO);
+	assert_int_equal(errno, ENOTDIR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +345,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_dir, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
+		cmocka_unit_test(test_write_and_send_all),
+		cmocka_unit_test_setup_teardown(test_fsync_dir, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

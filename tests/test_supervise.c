@@ -102,7 +102,7 @@ static void test_failpoint_answers(void **state)
  * answer: the route runs on to its next failpoint by itself. */
 static void test_failpoint_passes(void **state)
 {
-	char *env[] = { (char *)FAILPOINT_WAIT_ENV "=b", NULL };
+	char *env[] = { (char *)PROTO_ENV_FAILPOINT_WAIT "=b", NULL };
 	const char *want[] = { "a", "b", "c" };
 	supervisor *sv;
 	sv_proc *p;

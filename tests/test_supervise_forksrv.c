@@ -30,6 +30,7 @@
 
 #include "routes/failpoint.h"
 
+#include "common/protocol.h"
 #include "harness/proc/supervise.h"
 #include "routes/fork_server.h"
 #include "tests/supervise_routes.h"
@@ -101,7 +102,7 @@ static void test_forksrv_same_as_exec(void **state)
 	}
 	assert_non_null(strstr(viaserver, "env FENCECERT_FAILPOINT_FD=3\n"));
 	assert_non_null(strstr(viaserver, "env SUPERVISE_TEST_X=1\n"));
-	assert_null(strstr(viaserver, FORK_SERVER_ENV));
+	assert_null(strstr(viaserver, PROTO_ENV_FORK_SERVER_FD));
 	assert_non_null(strstr(viaserver, "leader 1 parent-is-harness 1\n"));
 	assert_non_null(strstr(viaserver, "fd 0\nfd 1\nfd 2\nfd 3\nSig"));
 	/* the server is reused */

@@ -6,10 +6,11 @@
  *  1. The syscall table below is the only list of what can be intercepted;
  *     a plan refers to syscalls by table index, never by name or number, so
  *     a plan cannot name a call this module does not know how to describe.
- *  2. Syscalls the child makes between loading the filter and execve
- *     (sendmsg, close, munmap, execve, exit) are absent from the table:
- *     intercepting them would make the child wait on a listener the
- *     supervisor does not hold yet.
+ *  2. Syscalls the child makes between loading the filter and execve or
+ *     returning into the route (sendmsg, close, execve, exit: step 7 of
+ *     common/child_setup.h) are absent from the table: intercepting them
+ *     would make the child wait on a listener the supervisor does not hold
+ *     yet.
  *  3. A rule's action is checked against the table when it is added
  *     (kill_after only where a performer exists), so the session never meets
  *     a rule it cannot carry out.

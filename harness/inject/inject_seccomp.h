@@ -10,16 +10,22 @@
  * run it on the route's behalf and kill the route before it sees the result.
  * docs/syscall-faults.md explains the mechanism and its limits.
  *
- * Three objects, used in this order:
+ * Three steps, in this order:
  *
  *   struct inject_seccomp_plan     what to intercept and what to do at which
  *                                  occurrence; built before fork, read-only after
- *   inject_seccomp_child_install() in the forked child, last thing before exec:
- *                                  load the filter, hand the listener fd over a
- *                                  unix socket
+ *   inject_seccomp_plan_bpf()      the plan's filter, compiled before the child
+ *                                  starts; the child loads it last thing before
+ *                                  it runs the route and hands the listener fd
+ *                                  back (common/child_setup.h, step 7)
  *   struct inject_seccomp_session  in the supervisor: owns the listener fd,
  *                                  counts occurrences, answers notifications
  *                                  (inject_seccomp_handle(), one per POLLIN)
+ *
+ * Who includes it: the harness parts above harness/inject (the supervisor
+ * in harness/proc, and through supervise.h the run; the suite model for the
+ * syscall table and rule syntax); never a route, which only sees the
+ * filter the kernel runs.
  *
  * Occurrences.  A call is "in scope" when the path it acts on (the file behind
  * its fd, or its path argument resolved against cwd / dirfd), or for a socket
@@ -186,47 +192,17 @@ int inject_seccomp_available(char *why, size_t whylen);
 const char *inject_action_name(enum inject_action a); /* "kill_after", ... */
 const char *inject_outcome_name(enum inject_outcome o); /* "killed_after", ... */
 
-/* --- child side ------------------------------------------------------- */
-
-/*
- * In the route's child, after fork and as the last step before execve: set
- * no_new_privs, load a filter (default allow; notify for the plan's syscalls
- * on the native architecture; other architectures are allowed untouched),
- * send the listener fd over the unix socket `sock` (SCM_RIGHTS) and close it.
- * The filter is inherited across exec and by every process the route forks.
- *
- * Not async-signal-safe: libseccomp allocates.  That is acceptable because
- * the supervisor is single-threaded, so no lock can be held at fork.  Between
- * this call and execve, do not make any intercepted call the supervisor is
- * not ready to answer (see docs/syscall-faults.md: the exec-error pipe).
- * Returns 0; FC_USAGE (nothing done) for a plan that intercepts nothing;
- * FC_IO / FC_NOMEM otherwise.  On failure the child must _exit without
- * exec: if the filter was loaded but the fd could not be sent, nobody
- * listens and every intercepted call would fail with ENOSYS.
- */
-int inject_seccomp_child_install(const struct inject_seccomp_plan *p, int sock)
-	FC_MUST_CHECK;
-
-/* Send fd over the unix socket sock (SCM_RIGHTS, one byte of data):
- * 0 or FC_IO.  Makes only sendmsg calls (invariant 1 of
- * inject_seccomp_child.c), so it is safe after the filter is loaded. */
-int inject_seccomp_send_fd(int sock, int fd) FC_MUST_CHECK;
-
 /* --- supervisor side -------------------------------------------------- */
 
 /* The plan's filter as a classic BPF program (struct sock_filter[], *len
- * bytes, malloc'd into *prog; the caller frees it), for a child that loads
- * it itself with SECCOMP_FILTER_FLAG_NEW_LISTENER (the fork server,
- * docs/fork-server.md).  0, FC_USAGE (plan intercepts nothing), FC_IO or
+ * bytes, malloc'd into *prog; the caller frees it): default allow, notify
+ * for the plan's syscalls on the native architecture, other architectures
+ * allowed untouched.  The child loads it with SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * (child_setup_filter()); it is inherited across exec and by every process
+ * the route forks.  0, FC_USAGE (plan intercepts nothing), FC_IO or
  * FC_NOMEM; nothing is allocated on failure. */
 int inject_seccomp_plan_bpf(const struct inject_seccomp_plan *p, void **prog,
 			    size_t *len) FC_MUST_CHECK;
-
-/* Receive the listener fd the child sends, waiting at most timeout_ms.
- * FC_IO if the child closed its end (install failed, or it died) or on
- * timeout.  The fd is close-on-exec. */
-int inject_seccomp_recv_fd(int sock, int timeout_ms, int *notify_fd)
-	FC_MUST_CHECK;
 
 struct inject_seccomp_session;
 

@@ -3,7 +3,7 @@
  * by its four files and seen by nobody else:
  *
  *   inject_seccomp.c          plan, rule strings, the syscall table, scope
- *   inject_seccomp_child.c    filter install, listener fd over SCM_RIGHTS
+ *   inject_seccomp_filter.c   the plan compiled into a BPF program
  *   inject_seccomp_session.c  notifications: describe, decide, answer, count
  *   inject_seccomp_perform.c  kill_after: running a call on the route's
  *                             behalf; reading the route's memory

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "harness/inject/tcp_proxy.h"
 #include "harness/inject/tcp_proxy_impl.h"
 
@@ -89,23 +90,6 @@ static void hard_close(int fd)
 		return;
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static void wake(tcp_proxy *p)
@@ -167,7 +151,9 @@ static int pass(struct conn *c, const unsigned char *b, size_t n)
 {
 	if (n == 0)
 		return 0;
-	return c->holding ? held_add(c, b, n) : write_all(c->ufd, b, n);
+	if (c->holding)
+		return held_add(c, b, n);
+	return fs_send_all(c->ufd, b, n) < 0 ? -1 : 0;
 }
 
 static void accept_one(tcp_proxy *p)
@@ -344,7 +330,7 @@ static int from_server(tcp_proxy *p, struct conn *c)
 	}
 	if (c->client_gone)
 		return 0;
-	return write_all(c->cfd, buf, (size_t)n) < 0 ? 1 : 0;
+	return fs_send_all(c->cfd, buf, (size_t)n) < 0 ? 1 : 0;
 }
 
 /* ---- the thread -------------------------------------------------------------- */
@@ -357,7 +343,7 @@ static void release_held(tcp_proxy *p)
 
 		if (c->holding) {
 			c->holding = false;
-			if (write_all(c->ufd, c->held, c->held_len) < 0) {
+			if (fs_send_all(c->ufd, c->held, c->held_len) < 0) {
 				conn_drop(p, i, true);
 				continue;
 			}

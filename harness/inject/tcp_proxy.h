@@ -38,6 +38,8 @@
  * delay_ms delays every client chunk by that much before it is relayed.
  * Resets are RSTs (SO_LINGER 0): the other side sees them at once.
  *
+ * Who includes it: the run's proxy faults (harness/run) and tests.
+ *
  * Ownership: tcp_proxy_start() returns a proxy tcp_proxy_free() stops and
  * releases: the thread is joined and every socket closed (NULL is a no-op).
  * Only tcp_proxy.c sees the struct.  All calls are thread-safe, and

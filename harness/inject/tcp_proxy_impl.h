@@ -1,7 +1,8 @@
 /*
  * tcp_proxy_impl.h -- what tcp_proxy.c (the relay) asks of
  * tcp_proxy_pg.c (the PostgreSQL wire protocol, as far as the proxy needs
- * it).  No other file includes it.
+ * it).  Included by those two files and by tests/test_tcp_proxy.c, which
+ * drives the scanner directly.
  *
  * The client side is scanned without copying: the relay keeps the bytes
  * not yet decided (at most one message header and the head of one query

@@ -11,6 +11,14 @@
  * Workers die with the coordinator (PR_SET_PDEATHSIG), and a worker exits
  * when its job pipe reaches EOF (pool_free()).
  *
+ * Who includes it: the certification's worker set (harness/certify).  It
+ * knows nothing of supervisors or routes: a job is any JSON value.
+ *
+ * Invariants: a worker holds only its own two pipe ends, so EOF on a job
+ * pipe reaches exactly one worker and EOF on a result pipe means exactly
+ * one worker died; only idle workers get jobs; the coordinator never blocks
+ * writing one.
+ *
  * Ownership: pool_submit() does not take the job; results returned by
  * pool_collect() are new references the caller releases.
  */

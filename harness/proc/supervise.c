@@ -1,14 +1,16 @@
 /*
- * supervise.c -- process groups, the failpoint channel, one poll loop,
- * timeouts; starting a process is in supervise_spawn.c, the watchdog that
- * prevents orphans in watchdog.c.
+ * supervise.c -- the supervisor: its processes as a set, the failpoint
+ * channel read into events, one poll loop, reaping, timeouts.  Starting a
+ * process is supervise_spawn.c (or supervise_forksrv.c through a fork
+ * server), one process's state and end supervise_proc.c, the watchdog that
+ * prevents orphans watchdog.c; this file is the top of them
+ * (supervise_impl.h).
  *
  * Invariants:
  *  1. Every child is the leader of its own process group (pgid == pid); all
  *     signals go to the group.  When the leader has been reaped the group is
- *     SIGKILLed, and the group stays registered with the watchdog until
- *     kill(-pgid, 0) says it is empty (a pgid is not reused while any
- *     member lives, so the watchdog never signals a stranger's group).
+ *     SIGKILLed, and it stays registered with the watchdog until it is
+ *     empty (supervise_proc.c, invariants 1 and 2).
  *  2. The SIGCHLD handler only writes one byte to a non-blocking self-pipe;
  *     all reaping happens in pump() with waitpid(pid or -pgid, WNOHANG), never
  *     waitpid(-1), so other code in the process may run its own children.
@@ -19,6 +21,8 @@
  *     process's queued HIT/PASS lines precede its EXIT event.
  *  4. Every fd the harness opens is close-on-exec; the only fd a child
  *     inherits beyond 0-2 is its own end of the failpoint channel, as fd 3.
+ *  5. Only this file links processes into sv->procs and queues events:
+ *     the files below hand it a started process (sv__spawn()).
  *
  *   spawn --> RUNNING --(HIT)--> waiting for answer --(answer)--> RUNNING
  *               |  \__ PASS: recorded like a HIT, the process runs on
@@ -36,26 +40,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
-#define GROUP_DRAIN_MS 2000 /* how long sv_proc_free waits for a group */
+#define HIT_LEN (sizeof(PROTO_HIT) - 1)
+#define PASS_LEN (sizeof(PROTO_PASS) - 1)
 
 /* The SIGCHLD self-pipe is process-wide, so is the one supervisor. */
 static int chld_pipe[2] = { -1, -1 };
 static supervisor *the_supervisor;
-
-long long supervisor_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void on_sigchld(int sig)
 {
@@ -182,7 +178,7 @@ static void queue_forget(supervisor *sv, const sv_proc *p)
 
 static bool failpoint_name_valid(const char *s, size_t len)
 {
-	if (len == 0 || len >= FAILPOINT_NAME_MAX)
+	if (len == 0 || len >= PROTO_FAILPOINT_NAME_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
@@ -205,10 +201,11 @@ static int parse_lines(sv_proc *p, long long now)
 
 		size_t skip = 0;
 
-		if (len > 4 && memcmp(p->line, "HIT ", 4) == 0) {
-			skip = 4;
-		} else if (len > 5 && memcmp(p->line, "PASS ", 5) == 0) {
-			skip = 5;
+		if (len > HIT_LEN && memcmp(p->line, PROTO_HIT, HIT_LEN) == 0) {
+			skip = HIT_LEN;
+		} else if (len > PASS_LEN &&
+			   memcmp(p->line, PROTO_PASS, PASS_LEN) == 0) {
+			skip = PASS_LEN;
 			ev.passed = true;
 		}
 		if (skip && failpoint_name_valid(p->line + skip, len - skip)) {
@@ -250,105 +247,7 @@ static int read_channel(sv_proc *p, long long now)
 	}
 }
 
-/* --- syscall faults --------------------------------------------------------- */
-
-static void log_sysfault(sv_proc *p, const struct inject_seccomp_event *ev)
-{
-	struct sv_sysfault *f;
-
-	p->sysfaults_total++;
-	if (p->nsysfaults >= SV_SYSFAULT_LOG)
-		return;
-	if (!p->sysfaults) {
-		p->sysfaults = calloc(SV_SYSFAULT_LOG, sizeof(*p->sysfaults));
-		if (!p->sysfaults)
-			return;
-	}
-	f = &p->sysfaults[p->nsysfaults++];
-	f->rule = ev->rule;
-	f->outcome = ev->outcome;
-	snprintf(f->syscall, sizeof(f->syscall), "%s", ev->syscall);
-	snprintf(f->path, sizeof(f->path), "%.255s", ev->path);
-	f->occurrence = ev->occurrence;
-	f->error = ev->error;
-	f->result = ev->result;
-}
-
-/* One notification (the listener polled readable).  Never waits for the
- * route: inject_seccomp_handle() polls with a zero timeout. */
-int sv__handle_syscall(sv_proc *p)
-{
-	struct inject_seccomp_event ev;
-	int rc = inject_seccomp_handle(p->sess, &ev);
-
-	if (rc < 0 && !p->sess_err[0])
-		snprintf(p->sess_err, sizeof(p->sess_err), "%s",
-			 inject_seccomp_session_errmsg(p->sess));
-	switch (ev.outcome) {
-	case INJECT_OUT_HANGUP:
-		p->sess_hup = true; /* kept for its statistics */
-		break;
-	case INJECT_OUT_FAILED:
-	case INJECT_OUT_KILLED_BEFORE:
-	case INJECT_OUT_KILLED_AFTER:
-		if (ev.rule >= 0)
-			log_sysfault(p, &ev);
-		if (ev.outcome != INJECT_OUT_FAILED)
-			p->st.killed = true;
-		break;
-	default:
-		break;
-	}
-	return rc;
-}
-
-const struct sv_sysfault *sv_proc_sysfaults(const sv_proc *p, size_t *n,
-					    size_t *total)
-{
-	*n = p->nsysfaults;
-	if (total)
-		*total = p->sysfaults_total;
-	return p->sysfaults;
-}
-
-const struct inject_seccomp_session *sv_proc_seccomp(const sv_proc *p)
-{
-	return p->sess;
-}
-
-const char *sv_proc_seccomp_error(const sv_proc *p)
-{
-	return p->sess_err;
-}
-
 /* --- reaping -------------------------------------------------------------- */
-
-static void group_collect(sv_proc *p)
-{
-	if (!p->registered)
-		return;
-	while (waitpid(-p->pid, NULL, WNOHANG) > 0)
-		;
-	if (kill(-p->pid, 0) < 0 && errno == ESRCH) {
-		watchdog_unregister(&p->sv->wd, p->pid);
-		p->registered = false;
-	}
-}
-
-static void record_end(sv_proc *p, int status, long long now)
-{
-	if (WIFEXITED(status)) {
-		p->st.end = SV_EXITED;
-		p->st.code = WEXITSTATUS(status);
-	} else {
-		p->st.end = SV_SIGNALED;
-		p->st.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	}
-	p->st.end_ms = now;
-	p->paused = false;
-	/* the leader is gone: nothing it started may outlive it */
-	kill(-p->pid, SIGKILL);
-}
 
 /* Read the SIGCHLD self-pipe empty; true when a child changed state since
  * the last call (invariant 2: only then can waitpid() find anything). */
@@ -382,7 +281,7 @@ static int reap(supervisor *sv, long long now)
 						       .proc = p, .at_ms = now };
 				if (p->fp_fd >= 0 && !p->fp_eof)
 					read_channel(p, now);
-				record_end(p, status, now);
+				sv__record_end(p, status, now);
 				if (queue_push(sv, &ev))
 					return FC_NOMEM;
 			} else if (r < 0 && errno == ECHILD) {
@@ -397,7 +296,7 @@ static int reap(supervisor *sv, long long now)
 			}
 		}
 		if (p->st.end != SV_RUNNING)
-			group_collect(p);
+			sv__group_collect(p);
 	}
 	return 0;
 }
@@ -535,6 +434,20 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
 
 /* --- spawning ------------------------------------------------------------- */
 
+int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
+		     sv_proc **out, char *err, size_t errlen)
+{
+	int rc = req->fork_server ?
+		sv__forksrv_spawn(sv, req, out, err, errlen) :
+		sv__spawn(sv, req, NULL, false, out, err, errlen);
+
+	if (rc)
+		return rc;
+	(*out)->next = sv->procs;
+	sv->procs = *out;
+	return 0;
+}
+
 int supervisor_run(supervisor *sv, const struct sv_spawn *req,
 		   struct sv_status *st, char *err, size_t errlen)
 {
@@ -556,101 +469,6 @@ int supervisor_run(supervisor *sv, const struct sv_spawn *req,
 	return 0;
 }
 
-/* --- acting on a process -------------------------------------------------- */
-
-pid_t sv_proc_pid(const sv_proc *p)
-{
-	return p->pid;
-}
-
-const struct sv_status *sv_proc_status(const sv_proc *p)
-{
-	return &p->st;
-}
-
-bool sv_proc_ended(const sv_proc *p)
-{
-	return p->st.end != SV_RUNNING;
-}
-
-bool sv_proc_paused(const sv_proc *p)
-{
-	return p->paused;
-}
-
-int sv_proc_answer(sv_proc *p, char answer)
-{
-	if (p->fp_fd < 0 || p->st.end != SV_RUNNING)
-		return FC_IO;
-	if (send(p->fp_fd, &answer, 1, MSG_NOSIGNAL) != 1)
-		return FC_IO;
-	return 0;
-}
-
-int sv_proc_kill(sv_proc *p)
-{
-	if (p->st.end != SV_RUNNING)
-		return 0;
-	p->st.killed = true;
-	if (kill(-p->pid, SIGKILL) < 0 && errno != ESRCH)
-		return FC_IO;
-	return 0;
-}
-
-int sv_proc_pause(sv_proc *p)
-{
-	if (p->st.end != SV_RUNNING)
-		return 0;
-	if (kill(-p->pid, SIGSTOP) < 0 && errno != ESRCH)
-		return FC_IO;
-	p->paused = true;
-	return 0;
-}
-
-int sv_proc_resume(sv_proc *p)
-{
-	if (p->st.end != SV_RUNNING)
-		return 0;
-	if (kill(-p->pid, SIGCONT) < 0 && errno != ESRCH)
-		return FC_IO;
-	p->paused = false;
-	return 0;
-}
-
-void sv_proc_set_deadline(sv_proc *p, long long deadline_ms)
-{
-	p->deadline_ms = deadline_ms;
-}
-
-void sv_proc_set_data(sv_proc *p, void *data)
-{
-	p->data = data;
-}
-
-void *sv_proc_data(const sv_proc *p)
-{
-	return p->data;
-}
-
-/* Wait (bounded) until the group is empty so the watchdog can forget it. */
-static void group_drain(sv_proc *p)
-{
-	long long until = supervisor_now_ms() + GROUP_DRAIN_MS;
-
-	while (p->registered && supervisor_now_ms() < until) {
-		struct timespec ts = { 0, 2 * 1000 * 1000 };
-		kill(-p->pid, SIGKILL);
-		group_collect(p);
-		if (p->registered)
-			nanosleep(&ts, NULL);
-	}
-	if (p->registered) {
-		/* members we cannot reap (not our children) are dead or dying */
-		watchdog_unregister(&p->sv->wd, p->pid);
-		p->registered = false;
-	}
-}
-
 void sv_proc_free(sv_proc *p)
 {
 	supervisor *sv;
@@ -658,24 +476,12 @@ void sv_proc_free(sv_proc *p)
 	if (!p)
 		return;
 	sv = p->sv;
-	if (p->st.end == SV_RUNNING) {
-		int status;
-		kill(-p->pid, SIGKILL);
-		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		record_end(p, status, supervisor_now_ms());
-	}
-	group_drain(p);
 	queue_forget(sv, p);
-	if (p->fp_fd >= 0)
-		close(p->fp_fd);
-	inject_seccomp_session_free(p->sess);
-	free(p->sysfaults);
 	for (sv_proc **pp = &sv->procs; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
 			break;
 		}
 	}
-	free(p);
+	sv__proc_release(p);
 }

@@ -31,6 +31,12 @@
  * to a self-pipe).  supervisor_new() also makes the calling process a child
  * subreaper so orphaned grandchildren can be reaped.
  *
+ * Who includes it: the run (harness/run), certify and the CLI.  It speaks
+ * to routes only through processes and the protocol of common/protocol.h
+ * (the failpoint channel, the fork server's wire format), never through
+ * routes/ code, and takes syscall faults as a harness/inject plan.  The
+ * files behind it are laid out in supervise_impl.h.
+ *
  * Ownership: sv_proc objects belong to the supervisor; the caller releases
  * each with sv_proc_free() (kills it if still running) or lets
  * supervisor_free() release them all.
@@ -44,7 +50,7 @@
 
 #include "common/error.h"
 #include "harness/inject/inject_seccomp.h"
-#include "harness/model/scenario.h"
+#include "common/protocol.h"
 
 typedef struct supervisor supervisor;
 typedef struct sv_proc sv_proc;
@@ -91,7 +97,7 @@ enum sv_event_kind {
 struct sv_event {
 	enum sv_event_kind kind;
 	sv_proc *proc;
-	char failpoint[FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
+	char failpoint[PROTO_FAILPOINT_NAME_MAX]; /* SV_EV_HIT */
 	bool passed;                        /* SV_EV_HIT from "PASS <name>":
 					       never answer it */
 	long long at_ms;                    /* when it was seen (monotonic) */

@@ -3,12 +3,16 @@
  * (supervise.h, docs/fork-server.md; the route side is routes/fork_server.c).
  *
  * A route that declares `fork_server: true` is exec'd once per supervisor
- * and (argv, cwd) with FENCECERT_FORK_SERVER_FD=3 naming a SEQPACKET socket;
+ * and (argv, cwd) with PROTO_ENV_FORK_SERVER_FD=3 naming a SEQPACKET socket;
  * each spawn then costs one request and one reply instead of an exec.  The
  * server clones the attempt with CLONE_PARENT, so from the reply on the
- * attempt is our child exactly as if supervise_spawn.c had started it: the
- * same setpgid, watchdog registration, exec report (EOF = set up) and
- * seccomp listener hand-over follow in sv__spawn().
+ * attempt is our child exactly as if supervise_spawn.c had started it: this
+ * file is only the launcher sv__spawn() calls (struct sv_launcher) in place
+ * of its clone-and-exec, and the same setpgid, watchdog registration, exec
+ * report (EOF = set up) and seccomp listener hand-over follow there.  The
+ * servers themselves are started with sv__spawn() and stopped with
+ * sv__proc_release() (supervise_impl.h: this file sits between supervise.c
+ * and supervise_spawn.c).
  *
  * Invariants:
  *  1. A server is a helper, not a process of the supervisor: it is in its
@@ -39,7 +43,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "routes/fork_server.h"
+#include "common/fds.h"
+#include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
@@ -98,7 +103,7 @@ static void server_stop(supervisor *sv, struct sv_forksrv *srv)
 			break;
 		}
 	}
-	sv_proc_free(srv->proc); /* SIGKILLs the group, reaps it */
+	sv__proc_release(srv->proc); /* SIGKILLs the group, reaps it */
 	free(srv->key);
 	free(srv);
 }
@@ -162,8 +167,8 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 	 * its own in the request.  The dynamic linker binds every symbol once
 	 * in the server, not lazily again in each child. */
 	rc = sv__spawn(sv, &(struct sv_spawn){ .argv = req->argv,
-		       .cwd = req->cwd, .env = server_env }, true, &srv->proc,
-		       err, errlen);
+		       .cwd = req->cwd, .env = server_env }, NULL, true,
+		       &srv->proc, err, errlen);
 	if (rc) {
 		free(srv->key);
 		free(srv);
@@ -182,7 +187,7 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 		else
 			snprintf(err, errlen, "%s did not say hello within "
 				 "%lld ms", name, sv->forksrv_timeout_ms);
-		sv_proc_free(srv->proc);
+		sv__proc_release(srv->proc);
 		free(srv->key);
 		free(srv);
 		return FC_IO;
@@ -216,8 +221,8 @@ static char *request_text(const struct sv_spawn *req,
 		argc++;
 	for (char **e = cp->envp; *e; e++)
 		envc++;
-	hl = snprintf(head, sizeof(head), "spawn%c%zu%c%zu%c", 0, argc, 0,
-		      envc, 0);
+	hl = snprintf(head, sizeof(head), "%s%c%zu%c%zu%c", FORK_SERVER_SPAWN,
+		      0, argc, 0, envc, 0);
 	n = (size_t)hl + strlen(req->cwd ? req->cwd : "") + 1 + 2 + 24 + bpf_len;
 	for (size_t i = 0; i < argc; i++)
 		n += strlen(req->argv[i]) + 1;
@@ -227,7 +232,7 @@ static char *request_text(const struct sv_spawn *req,
 		return NULL;
 	memcpy(msg, head, (size_t)hl);
 	w = stpcpy(msg + hl, req->cwd ? req->cwd : "") + 1;
-	w += sprintf(w, "%d%c%zu", cp->fp_fd >= 0, 0, bpf_len) + 1;
+	w += sprintf(w, "%d%c%zu", cp->cs.fp_fd >= 0, 0, bpf_len) + 1;
 	for (size_t i = 0; i < argc; i++)
 		w = stpcpy(w, req->argv[i]) + 1;
 	for (size_t i = 0; i < envc; i++)
@@ -240,36 +245,27 @@ static char *request_text(const struct sv_spawn *req,
 static int request_send(int sock, const struct sv_spawn *req,
 			const struct child_plan *cp, char *err, size_t errlen)
 {
-	int fds[FORK_SERVER_FDS_MAX] = { cp->in_fd, cp->out_fd, cp->err_fd,
-					 cp->report_fd };
-	void *bpf = NULL;
-	size_t bpf_len = 0, len;
+	const struct child_setup *cs = &cp->cs;
+	int fds[FORK_SERVER_FDS_MAX] = { cs->in_fd, cs->out_fd, cs->err_fd,
+					 cs->report_fd };
+	size_t bpf_len = cs->filter_len * sizeof(*cs->filter), len;
 	char *msg;
-	int nfds = 4, rc = 0;
+	int nfds = 4, rc;
 
-	if (cp->fp_fd >= 0)
-		fds[nfds++] = cp->fp_fd;
-	if (req->seccomp) {
-		rc = inject_seccomp_plan_bpf(req->seccomp, &bpf, &bpf_len);
-		if (rc) {
-			snprintf(err, errlen, "cannot compile the seccomp filter "
-				 "for '%s'", req->argv[0]);
-			return rc;
-		}
-		fds[nfds++] = cp->seccomp_sock;
-	}
+	if (cs->fp_fd >= 0)
+		fds[nfds++] = cs->fp_fd;
+	if (cs->filter)
+		fds[nfds++] = cs->seccomp_sock;
 	msg = request_text(req, cp, bpf_len, &len);
 	if (!msg) {
-		free(bpf);
 		snprintf(err, errlen, "cannot send '%s' to its fork server: "
 			 "argv and environment exceed %d bytes", req->argv[0],
 			 FORK_SERVER_MSG_MAX);
 		return FC_USAGE;
 	}
-	if (bpf)
-		memcpy(msg + len, bpf, bpf_len);
-	free(bpf);
-	rc = fork_server_send(sock, msg, len + bpf_len, fds, nfds);
+	if (cs->filter)
+		memcpy(msg + len, cs->filter, bpf_len);
+	rc = fds_send(sock, msg, len + bpf_len, fds, nfds);
 	free(msg);
 	return rc == 0 ? SENT : GONE;
 }
@@ -303,10 +299,12 @@ static int reply_read(supervisor *sv, struct sv_forksrv *srv,
 	return GONE;
 }
 
-int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
-		      const struct child_plan *cp, pid_t *pid, char *err,
-		      size_t errlen)
+/* The launcher (struct sv_launcher) of a spawn through a fork server. */
+static int launch_via_server(void *ctx, const struct sv_spawn *req,
+			     const struct child_plan *cp, pid_t *pid,
+			     char *err, size_t errlen)
 {
+	supervisor *sv = ctx;
 	char name[300];
 	size_t keylen;
 	char *key = make_key(req, &keylen);
@@ -338,4 +336,13 @@ int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
 		snprintf(err, errlen, "%s died or did not answer a spawn "
 			 "request, twice", who(req, name, sizeof(name)));
 	return rc == GONE ? FC_IO : rc;
+}
+
+int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
+		      sv_proc **out, char *err, size_t errlen)
+{
+	const struct sv_launcher via = { .launch = launch_via_server,
+					 .ctx = sv };
+
+	return sv__spawn(sv, req, &via, false, out, err, errlen);
 }

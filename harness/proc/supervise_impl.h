@@ -1,23 +1,39 @@
 /*
- * supervise_impl.h -- what supervise.c and supervise_spawn.c share: the
- * insides of a supervisor and its processes.  No other file includes it.
+ * supervise_impl.h -- the insides of the supervisor (supervise.h): its
+ * struct, its processes' struct, and the internal functions its four files
+ * call on each other.  Included by those four files only:
+ *
+ *   supervise.c          the supervisor: lifecycle, event queue, the one
+ *                        poll loop, reaping, deadlines, supervisor_spawn()
+ *        |         \
+ *        |          supervise_forksrv.c   the fork-server client: servers
+ *        |         /                      per (argv, cwd), a launcher for
+ *        v        v                       sv__spawn() that sends requests
+ *   supervise_spawn.c    starting one process (sv__spawn())
+ *        |
+ *        v
+ *   supervise_proc.c     one process: status, end, group, syscall
+ *                        notifications, the calls acting on it; the clock
+ *
+ * Dependencies point down only: a file calls the internals of the files
+ * below it, never above (ci/check-cycles).  The spawner reaches a fork
+ * server only through struct sv_launcher, which supervise_forksrv.c hands
+ * it; supervise.c alone links processes into sv->procs and queues events.
  */
 #ifndef FENCECERT_SUPERVISE_IMPL_H
 #define FENCECERT_SUPERVISE_IMPL_H
 
 #include <signal.h>
 
+#include "common/child_setup.h"
 #include "harness/proc/supervise.h"
 #include "harness/proc/watchdog.h"
 
 #define LINE_MAX_BYTES 256  /* longest failpoint line accepted */
-/* The child's end of the failpoint channel is always fd 3: a small number
- * every shell can redirect (dash takes single digits only). */
-#define CHILD_FP_FD 3
 
 struct sv_proc {
 	supervisor *sv;
-	struct sv_proc *next;
+	struct sv_proc *next;  /* in sv->procs (supervise.c) */
 	pid_t pid;             /* also the process group id */
 	int fp_fd;             /* our end of the failpoint channel, or -1 */
 	bool fp_eof;
@@ -35,9 +51,6 @@ struct sv_proc {
 	char sess_err[200];
 };
 
-/* Answer one pending notification of p (supervise.c). */
-int sv__handle_syscall(sv_proc *p);
-
 /* One fork server (supervise_forksrv.c): a helper process started by
  * sv__spawn() with its SEQPACKET socket as proc->fp_fd; proc is not in
  * supervisor.procs. */
@@ -51,32 +64,6 @@ struct sv_forksrv {
 #define FORKSRV_TIMEOUT_MS 10000
 #define FORKSRV_MAX 8          /* servers per supervisor; the oldest goes */
 
-/* What the child of a spawn is given (supervise_spawn.c fills it). */
-struct child_plan {
-	char *const *argv;
-	char **envp;
-	const char *cwd;
-	int in_fd, out_fd, err_fd, fp_fd, report_fd;
-	pid_t parent;
-	const struct inject_seccomp_plan *seccomp;
-	int seccomp_sock;    /* child's end of the listener socketpair */
-};
-
-/* Start a process and wait until it runs (supervise_spawn.c); *out is not
- * linked into sv->procs.  server: the channel is a SEQPACKET socket named
- * by FENCECERT_FORK_SERVER_FD instead of the failpoint channel. */
-int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
-	      sv_proc **out, char *err, size_t errlen);
-
-/* Have the fork server of req start cp; *pid on success
- * (supervise_forksrv.c). */
-int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
-		      const struct child_plan *cp, pid_t *pid, char *err,
-		      size_t errlen);
-
-/* Stop every fork server. */
-void sv__forksrv_stop_all(supervisor *sv);
-
 struct supervisor {
 	struct sv_proc *procs;
 	struct sv_forksrv *servers;
@@ -88,5 +75,63 @@ struct supervisor {
 	bool chld_pending;      /* SIGCHLD seen since the last reap() */
 	int null_fd;            /* /dev/null, every child's stdin; -1: not yet */
 };
+
+/* --- supervise_proc.c ---------------------------------------------------- */
+
+/* The leader was reaped with `status` at `now`: record how it ended and
+ * SIGKILL the rest of its group. */
+void sv__record_end(sv_proc *p, int status, long long now);
+
+/* Reap what is left of an ended process's group; once the group is empty,
+ * tell the watchdog to forget it. */
+void sv__group_collect(sv_proc *p);
+
+/* Kill p if it runs, reap it, wait (bounded) for its group to empty, close
+ * its channel, free its session and p.  p must not be linked anywhere. */
+void sv__proc_release(sv_proc *p);
+
+/* Answer one pending notification of p's session, logging the fault if a
+ * rule acted; never waits.  The first error is kept in p->sess_err. */
+int sv__handle_syscall(sv_proc *p);
+
+/* --- supervise_spawn.c --------------------------------------------------- */
+
+/* What the child of a spawn is given (sv__spawn() fills it): how it sets
+ * itself up, and what it runs. */
+struct child_plan {
+	struct child_setup cs;
+	char *const *argv;
+	char **envp;
+};
+
+/* Another way to start the child than clone-and-exec here: launch() makes
+ * the process cp describes and gives its pid, which is then our child as
+ * if cloned here (a fork server clones it with CLONE_PARENT).  0, or an
+ * error code with err filled. */
+struct sv_launcher {
+	int (*launch)(void *ctx, const struct sv_spawn *req,
+		      const struct child_plan *cp, pid_t *pid, char *err,
+		      size_t errlen);
+	void *ctx;
+};
+
+/* Start a process (through `via`, or cloned and exec'd when it is NULL)
+ * and wait until it runs the route; *out is not linked into sv->procs.
+ * server: the channel is a SEQPACKET socket named by
+ * PROTO_ENV_FORK_SERVER_FD instead of the failpoint channel.  On failure
+ * nothing is left running. */
+int sv__spawn(supervisor *sv, const struct sv_spawn *req,
+	      const struct sv_launcher *via, bool server, sv_proc **out,
+	      char *err, size_t errlen);
+
+/* --- supervise_forksrv.c ------------------------------------------------- */
+
+/* sv__spawn() through the fork server of req's (argv, cwd), started on
+ * first use. */
+int sv__forksrv_spawn(supervisor *sv, const struct sv_spawn *req,
+		      sv_proc **out, char *err, size_t errlen);
+
+/* Stop every fork server. */
+void sv__forksrv_stop_all(supervisor *sv);
 
 #endif

@@ -1,30 +1,28 @@
 /*
  * supervise_spawn.c -- start one process for the supervisor (supervise.h):
- * clone, set the child up, exec, and learn whether exec worked.
+ * its channels, the child (cloned here and exec'd, or cloned by a fork
+ * server), and whether it got as far as running the route.
  *
  * Invariants:
- *  1. Everything that allocates happens before fork; the child only makes
- *     async-signal-safe calls until exec.
+ *  1. Everything that allocates happens before the clone (the environment,
+ *     the compiled seccomp filter); the child only runs
+ *     child_setup_exec() (common/child_setup.h), async-signal-safe, until
+ *     exec.
  *  2. Every fd the parent opens is close-on-exec and numbered above
- *     CHILD_FP_FD, so the child's dup2s onto 0-3 clobber nothing it needs;
- *     the child inherits exactly 0-2 and its failpoint end as fd 3 (it
- *     closes what our own parent left open), as through a fork server.
- *  3. The child is in its own process group, dies with its parent
- *     (PR_SET_PDEATHSIG, checked with getppid()), and starts with default
- *     signal dispositions and an empty mask.
- *  4. exec failures come back as the child's errno over a close-on-exec
- *     pipe: EOF on it means exec succeeded.
- *  5. The child shares our memory until it execs (CLONE_VM | CLONE_VFORK,
- *     as posix_spawn does; fork under the sanitizers): it writes nothing
- *     but its own stack, and our signals are blocked until it has reset
- *     their dispositions, so no handler of ours ever runs in it.
- *  6. With a seccomp plan the child is forked instead (the install
- *     allocates, and we must run to answer it), and loading the filter is
- *     its last step before exec (after the dup2s, rlimits, PDEATHSIG and
- *     chdir); the listener fd comes back over a socketpair, and until exec
- *     is confirmed the parent answers notifications while it waits on the
- *     exec pipe (the child's write of its errno would itself be
- *     intercepted).
+ *     PROTO_FAILPOINT_FD (child_setup_fd_high()), so the child's dup2s onto
+ *     0-3 clobber nothing it needs; the child holds exactly 0-2 and its
+ *     failpoint end as fd 3, as through a fork server.
+ *  3. Setup and exec failures come back as the child's errno over a
+ *     close-on-exec pipe: EOF on it means the route runs.
+ *  4. The child shares our memory until it execs (CLONE_VM | CLONE_VFORK,
+ *     as posix_spawn does; fork under the sanitizers), and our signals are
+ *     blocked until it has reset their dispositions, so no handler of ours
+ *     ever runs in it.
+ *  5. With a seccomp plan the child is forked instead: loading the filter
+ *     is its last step before exec, and until exec is confirmed the parent
+ *     must run, answering notifications while it waits on the exec pipe
+ *     (the child's write of its errno would itself be intercepted).  The
+ *     listener comes back over a socketpair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,45 +33,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "routes/fork_server.h"
+#include "common/child_setup.h"
+#include "common/fds.h"
+#include "common/protocol.h"
+#include "common/sanitizer.h"
 #include "harness/proc/supervise_impl.h"
 
 extern char **environ;
-
-/* Sanitizer runtimes reserve terabytes of shadow memory and do not expect a
- * second thread of control on a borrowed address space. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED_BUILD 1
-#endif
-#endif
-
-/* Move fd to a number above CHILD_FP_FD (close-on-exec), so the dup2s
- * onto 0-3 in the child can never clobber another fd the child needs. */
-static int fd_high(int fd)
-{
-	int nfd;
-
-	if (fd < 0 || fd > CHILD_FP_FD)
-		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, CHILD_FP_FD + 1);
-	close(fd);
-	return nfd;
-}
 
 static int open_out(const char *path)
 {
 	if (!path)
 		path = "/dev/null";
-	return fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+	return child_setup_fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC |
+					O_CLOEXEC, 0644));
 }
 
 static bool env_overridden(const char *entry, char *const *env, const char *extra)
@@ -104,8 +81,10 @@ static char **build_env(char *const *env, const char *fpvar)
 	if (!out)
 		return NULL;
 	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, "FENCECERT_FAILPOINT_FD=", 23) == 0 ||
-		    strncmp(*e, FORK_SERVER_ENV "=", sizeof(FORK_SERVER_ENV)) == 0 ||
+		if (strncmp(*e, PROTO_ENV_FAILPOINT_FD "=",
+			    sizeof(PROTO_ENV_FAILPOINT_FD)) == 0 ||
+		    strncmp(*e, PROTO_ENV_FORK_SERVER_FD "=",
+			    sizeof(PROTO_ENV_FORK_SERVER_FD)) == 0 ||
 		    env_overridden(*e, env, NULL))
 			continue;
 		out[k++] = *e;
@@ -118,74 +97,14 @@ static char **build_env(char *const *env, const char *fpvar)
 	return out;
 }
 
-static void set_limit(int res, rlim_t v)
-{
-	struct rlimit rl;
-
-	if (getrlimit(res, &rl) < 0)
-		return;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < v)
-		v = rl.rlim_max;
-	rl.rlim_cur = v;
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > v)
-		rl.rlim_max = v;
-	setrlimit(res, &rl);
-}
-
-/* Runs in the child: only async-signal-safe calls until exec. */
-static void child_exec(const struct child_plan *cp) __attribute__((noreturn));
-static void child_exec(const struct child_plan *cp)
-{
-	sigset_t none;
-	int e;
-
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    getppid() != cp->parent)
-		_exit(127); /* the harness died before we could attach */
-	for (int s = 1; s < 32; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(cp->in_fd, 0) < 0 || dup2(cp->out_fd, 1) < 0 ||
-	    dup2(cp->err_fd, 2) < 0)
-		goto fail;
-	if (cp->fp_fd >= 0 && dup2(cp->fp_fd, CHILD_FP_FD) < 0)
-		goto fail;
-	set_limit(RLIMIT_CORE, 0);
-	set_limit(RLIMIT_NOFILE, 4096);
-	set_limit(RLIMIT_CPU, 600);
-	set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
-#ifndef SANITIZED_BUILD
-	set_limit(RLIMIT_AS, (rlim_t)8 << 30);
-#endif
-	if (cp->cwd && chdir(cp->cwd) < 0)
-		goto fail;
-	/* fds our own parent left open without close-on-exec */
-	watchdog__close_from_except(CHILD_FP_FD + 1, cp->report_fd,
-				    cp->seccomp ? cp->seccomp_sock : -1);
-	if (cp->seccomp && inject_seccomp_child_install(cp->seccomp,
-							cp->seccomp_sock) < 0) {
-		if (!errno)
-			errno = EPERM;
-		goto fail;
-	}
-	execvpe(cp->argv[0], cp->argv, cp->envp);
-fail:
-	e = errno;
-	if (write(cp->report_fd, &e, sizeof(e)) < 0) {
-		/* the parent sees EOF and an exit 127 */
-	}
-	_exit(127);
-}
-
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 #define CHILD_STACK_SIZE (64 * 1024)
 
-static int child_main(void *cp)
+static int child_main(void *arg)
 {
-	child_exec(cp);
+	const struct child_plan *cp = arg;
+
+	child_setup_exec(&cp->cs, cp->argv, cp->envp);
 }
 #endif
 
@@ -193,28 +112,28 @@ static int child_main(void *cp)
  * Start the child.  fork() copies the page tables of the whole harness and
  * makes every page it then writes fault once; a certification starts
  * thousands of attempts, so the child borrows our memory instead until its
- * exec (invariant 5).  Sanitized builds fork.
+ * exec (invariant 4).  Sanitized builds fork.
  */
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static pid_t start_shared(const struct child_plan *cp);
 #endif
 
 static pid_t start_child(const struct child_plan *cp)
 {
-#ifndef SANITIZED_BUILD
-	if (!cp->seccomp)
+#if !FC_SANITIZED
+	if (!cp->cs.filter)
 		return start_shared(cp);
 #endif
 	{
-		pid_t pid = fork(); /* invariant 6 */
+		pid_t pid = fork(); /* invariant 5 */
 
 		if (pid == 0)
-			child_exec(cp);
+			child_setup_exec(&cp->cs, cp->argv, cp->envp);
 		return pid;
 	}
 }
 
-#ifndef SANITIZED_BUILD
+#if !FC_SANITIZED
 static pid_t start_shared(const struct child_plan *cp)
 {
 	char *stack = malloc(CHILD_STACK_SIZE);
@@ -277,7 +196,7 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 {
 	int nfd;
 
-	if (inject_seccomp_recv_fd(sock, 10000, &nfd) < 0) {
+	if (fds_recv_one(sock, 10000, &nfd) < 0) {
 		snprintf(err, errlen, "cannot run '%s': the seccomp filter "
 			 "was not installed", req->argv[0]);
 		return FC_IO;
@@ -291,25 +210,13 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 	return 0;
 }
 
-int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
-		     sv_proc **out, char *err, size_t errlen)
-{
-	int rc = sv__spawn(sv, req, false, out, err, errlen);
-
-	if (rc)
-		return rc;
-	(*out)->next = sv->procs;
-	sv->procs = *out;
-	return 0;
-}
-
-/* Start the child: through its fork server, or clone and exec. */
-static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
+/* Start the child: through the launcher, or clone and exec. */
+static int launch(const struct sv_launcher *via, const struct sv_spawn *req,
 		  const struct child_plan *cp, pid_t *pid, char *err,
 		  size_t errlen)
 {
-	if (req->fork_server && !server)
-		return sv__forksrv_spawn(sv, req, cp, pid, err, errlen);
+	if (via)
+		return via->launch(via->ctx, req, cp, pid, err, errlen);
 	*pid = start_child(cp);
 	if (*pid < 0) {
 		snprintf(err, errlen, "cannot start a process: %s",
@@ -319,14 +226,17 @@ static int launch(supervisor *sv, const struct sv_spawn *req, bool server,
 	return 0;
 }
 
-int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
-	      sv_proc **out, char *err, size_t errlen)
+int sv__spawn(supervisor *sv, const struct sv_spawn *req,
+	      const struct sv_launcher *via, bool server, sv_proc **out,
+	      char *err, size_t errlen)
 {
 	/* (in: sv->null_fd), out, err, fp parent, fp child, report read,
 	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	char fpvar[48];
 	struct child_plan cp;
+	void *bpf = NULL;
+	size_t bpf_len = 0;
 	sv_proc *p;
 	pid_t pid;
 	int child_errno = 0, attach_rc = 0, rc;
@@ -344,7 +254,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 	}
 	/* every child's stdin: one /dev/null the supervisor keeps open */
 	if (sv->null_fd < 0)
-		sv->null_fd = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+		sv->null_fd = child_setup_fd_high(open("/dev/null",
+						       O_RDONLY | O_CLOEXEC));
 	fds[1] = open_out(req->stdout_path);
 	fds[2] = open_out(req->stderr_path);
 	if (sv->null_fd < 0 || fds[1] < 0 || fds[2] < 0) {
@@ -361,15 +272,16 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 				 strerror(errno));
 			goto fail;
 		}
-		fds[3] = fd_high(sp[0]);
-		fds[4] = fd_high(sp[1]);
+		fds[3] = child_setup_fd_high(sp[0]);
+		fds[4] = child_setup_fd_high(sp[1]);
 		if (fds[3] < 0 || fds[4] < 0 ||
 		    fcntl(fds[3], F_SETFL, O_NONBLOCK) < 0) {
 			snprintf(err, errlen, "cannot set up failpoint channel");
 			goto fail;
 		}
-		snprintf(fpvar, sizeof(fpvar), "%s=%d", server ? FORK_SERVER_ENV :
-			 "FENCECERT_FAILPOINT_FD", CHILD_FP_FD);
+		snprintf(fpvar, sizeof(fpvar), "%s=%d", server ?
+			 PROTO_ENV_FORK_SERVER_FD : PROTO_ENV_FAILPOINT_FD,
+			 PROTO_FAILPOINT_FD);
 	}
 	{
 		int rp[2];
@@ -378,8 +290,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 				 strerror(errno));
 			goto fail;
 		}
-		fds[5] = fd_high(rp[0]);
-		fds[6] = fd_high(rp[1]);
+		fds[5] = child_setup_fd_high(rp[0]);
+		fds[6] = child_setup_fd_high(rp[1]);
 	}
 	if (req->seccomp) {
 		int sp[2];
@@ -388,26 +300,41 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 				 strerror(errno));
 			goto fail;
 		}
-		fds[7] = fd_high(sp[0]);
-		fds[8] = fd_high(sp[1]);
+		fds[7] = child_setup_fd_high(sp[0]);
+		fds[8] = child_setup_fd_high(sp[1]);
 		if (fds[7] < 0 || fds[8] < 0) {
 			snprintf(err, errlen, "cannot set up seccomp channel");
 			goto fail;
 		}
+		/* compiled here, loaded by the child (invariants 1, 5) */
+		attach_rc = inject_seccomp_plan_bpf(req->seccomp, &bpf,
+						    &bpf_len);
+		if (attach_rc) {
+			snprintf(err, errlen, "cannot compile the seccomp "
+				 "filter for '%s'", req->argv[0]);
+			goto fail;
+		}
 	}
 	cp = (struct child_plan){
-		.argv = req->argv, .cwd = req->cwd,
-		.in_fd = sv->null_fd, .out_fd = fds[1], .err_fd = fds[2],
-		.fp_fd = fds[4], .report_fd = fds[6], .parent = getpid(),
-		.seccomp = req->seccomp, .seccomp_sock = fds[8],
+		.cs = {
+			.parent = getpid(), .in_fd = sv->null_fd,
+			.out_fd = fds[1], .err_fd = fds[2], .fp_fd = fds[4],
+			.report_fd = fds[6], .cwd = req->cwd,
+			.filter = bpf,
+			.filter_len = bpf_len / sizeof(struct sock_filter),
+			.seccomp_sock = fds[8],
+		},
+		.argv = req->argv,
 	};
 	cp.envp = build_env(req->env, req->failpoints || server ? fpvar : NULL);
 	if (!cp.envp) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	rc = launch(sv, req, server, &cp, &pid, err, errlen);
+	rc = launch(via, req, &cp, &pid, err, errlen);
 	free(cp.envp);
+	free(bpf);
+	bpf = NULL;
 	if (rc) {
 		attach_rc = rc;
 		goto fail;
@@ -447,6 +374,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req, bool server,
 	return 0;
 fail:
 	close_fds(fds, 9);
+	free(bpf);
 	inject_seccomp_session_free(p->sess);
 	free(p->sysfaults);
 	free(p);

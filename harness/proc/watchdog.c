@@ -19,42 +19,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "harness/proc/watchdog.h"
-
-void watchdog__close_from(int lowfd)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0) == 0)
-		return;
-#endif
-	for (int fd = lowfd; fd < 65536; fd++)
-		close(fd);
-}
-
-void watchdog__close_from_except(int lowfd, int keep1, int keep2)
-{
-	int keep[2] = { keep1 < keep2 ? keep1 : keep2,
-			keep1 < keep2 ? keep2 : keep1 };
-
-	for (int i = 0; i < 2; i++) {
-		if (keep[i] < lowfd)
-			continue;
-		for (int fd = lowfd; fd < keep[i]; fd++) {
-#ifdef SYS_close_range
-			if (syscall(SYS_close_range, (unsigned)fd,
-				    (unsigned)keep[i] - 1, 0) == 0)
-				break;
-#endif
-			close(fd);
-		}
-		lowfd = keep[i] + 1;
-	}
-	watchdog__close_from(lowfd);
-}
 
 struct wd_msg {
 	int32_t op; /* '+' register, '-' unregister */
@@ -102,7 +71,7 @@ static void watchdog_main(int fd)
 		dup2(fd, 3);
 		fd = 3;
 	}
-	watchdog__close_from(4);
+	fds_close_from(4);
 	prctl(PR_SET_NAME, "fencecert-wdog", 0, 0, 0);
 
 	while (read_full(fd, &m, sizeof(m)) == 0) {

@@ -9,6 +9,14 @@
  * supervising process exited, crashed or was SIGKILLed -- the watchdog
  * SIGKILLs every group still registered and exits.  It needs no privilege.
  *
+ * Who includes it: the supervisor (supervise_impl.h), which owns the one
+ * watchdog of a process.
+ *
+ * Invariants: the watchdog holds nothing but its end of the socket (so EOF
+ * means exactly "the supervisor is gone"), sits in its own process group
+ * ignoring terminal signals, and signals only groups it was told about and
+ * not yet told are empty.
+ *
  * Caller-allocated: watchdog_start() fills *w, watchdog_stop() closes the
  * socket and reaps the process.
  */
@@ -35,11 +43,5 @@ void watchdog_unregister(struct watchdog *w, pid_t pgid);
 /* Close the socket (the watchdog kills what is still registered) and reap
  * it.  A stopped watchdog is a no-op. */
 void watchdog_stop(struct watchdog *w);
-
-/* Close every fd from lowfd up (close_range, or a loop). */
-void watchdog__close_from(int lowfd);
-
-/* The same, except keep1 and keep2 (-1: none).  Async-signal-safe. */
-void watchdog__close_from_except(int lowfd, int keep1, int keep2);
 
 #endif

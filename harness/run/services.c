@@ -44,7 +44,7 @@
 #include "common/etcd_client.h"
 #include "common/fsutil.h"
 #include "harness/run/services.h"
-#include "harness/proc/watchdog.h"
+#include "common/fds.h"
 #include "common/put.h"
 
 #define SCRIPT_OUTPUT_MAX 4096
@@ -178,7 +178,7 @@ static int run_script(const services *sv, const struct request *rq,
 		fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0)
 			dup2(fd, 0);
-		watchdog__close_from(3);
+		fds_close_from(3);
 		execv(path, (char *const *)argv);
 		_exit(127);
 	}
@@ -308,7 +308,7 @@ static void __attribute__((noreturn)) keeper_main(services *sv, int fd)
 	prctl(PR_SET_NAME, "fencecert-svc", 0, 0, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	dup2(fd, 3);
-	watchdog__close_from(4);
+	fds_close_from(4);
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, 0);
