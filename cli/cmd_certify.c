@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "reports/render.h"
@@ -382,7 +383,7 @@ int cmd_certify(int argc, char **argv)
 	o.progress_tty = isatty(STDERR_FILENO);
 	catch_stop_signals();
 	janitor = o.keep ? -1 : start_janitor(work, &janitor_pid);
-	t0 = supervisor_now_ms();
+	t0 = clock_mono_ms();
 	if (asprintf(&svc_dir, "%s-services", work) < 0) {
 		svc_dir = NULL;
 		snprintf(err, sizeof(err), "out of memory");
@@ -395,7 +396,7 @@ int cmd_certify(int argc, char **argv)
 		rc = certify_run(s, &o, &report, err, sizeof(err));
 	services_free(svc);
 	free(svc_dir);
-	if (!rc && report_json_finish(report, supervisor_now_ms() - t0)) {
+	if (!rc && report_json_finish(report, clock_mono_ms() - t0)) {
 		snprintf(err, sizeof(err), "out of memory finishing the report");
 		rc = FC_NOMEM;
 	}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "cli/commands.h"
 #include "common/cli.h"
 #include "journal/journal.h"
@@ -251,7 +252,7 @@ static int run_list(journal *j, const struct args *a)
 
 static int run_purge(journal *j, const struct args *a)
 {
-	long long before = journal_now_ms() - a->older_ms;
+	long long before = clock_wall_ms() - a->older_ms;
 	char (*ids)[JOURNAL_ID_MAX];
 	json_t *removed;
 	size_t n;

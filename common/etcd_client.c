@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/dl_curl.h"
 #include "common/etcd_client.h"
 
@@ -80,13 +81,6 @@ static int fail(etcd_client *c, int code, const char *fmt, ...)
 	return code;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void pause_ms(long ms)
 {
@@ -422,7 +416,7 @@ static enum attempt post(etcd_client *c, size_t m, const char *path,
 static int call(etcd_client *c, const char *path, json_t *req, int writes,
 		json_t **answer)
 {
-	long long start = mono_ms();
+	long long start = clock_mono_ms();
 	char *body = json_dumps(req, JSON_COMPACT);
 	size_t m = c->current, tried = 0;
 	char why[400];
@@ -434,7 +428,7 @@ static int call(etcd_client *c, const char *path, json_t *req, int writes,
 		c->note[i][0] = '\0';
 	for (;;) {
 		if (tried > 0) {
-			if (mono_ms() - start >= ETCD_CALL_BUDGET_MS)
+			if (clock_mono_ms() - start >= ETCD_CALL_BUDGET_MS)
 				break;
 			if (tried % c->nmembers == 0)
 				pause_ms(ROUND_PAUSE_MS);

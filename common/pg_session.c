@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/dl_pq.h"
 #include "common/pg_session.h"
 
@@ -127,13 +128,6 @@ static int pg_fail(pg_session *p, int code, const char *what, const char *msg)
 
 /* ---- connection --------------------------------------------------------- */
 
-static long long pg_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void pg_drop(pg_session *p)
 {
@@ -159,14 +153,14 @@ static void pg_quiet(void *arg, const char *message)
 static int pg_reply(pg_session *p, const char *what, PGresult **out)
 {
 	long long wait = (long long)p->timeout_ms + p->timeout_ms / 2;
-	long long deadline = pg_mono_ms() + wait;
+	long long deadline = clock_mono_ms() + wait;
 	PGresult *keep = NULL, *res;
 
 	*out = NULL;
 	for (;;) {
 		while (PQisBusy(p->conn)) {
 			struct pollfd pfd = { PQsocket(p->conn), POLLIN, 0 };
-			long long left = deadline - pg_mono_ms();
+			long long left = deadline - clock_mono_ms();
 			int n;
 
 			if (left <= 0) {

@@ -54,6 +54,7 @@
 
 #include <openssl/rand.h>
 
+#include "common/clock.h"
 #include "common/etcd_client.h"
 #include "fences/etcd_layout.h"
 #include "fences/fence_impl.h"
@@ -125,13 +126,6 @@ static int corrupt(fence *f, const char *key)
 			   "target '%s'", key, impl(f)->url);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int op_keys_init(fence *f, const char *op, struct op_keys *k)
 {
@@ -531,7 +525,7 @@ static int plan_build(fence *f, long long epoch, const struct fence_batch *b,
 	snprintf(v.table, sizeof(v.table), "%s", b->table);
 	snprintf(v.write_id, sizeof(v.write_id), "%s", wid);
 	v.rows = (long long)b->nrows;
-	v.applied_at = now_ms();
+	v.applied_at = clock_wall_ms();
 	p->fence_value = etcd_layout_fence_value(&v);
 	p->epoch_value = etcd_layout_epoch_value(b->operation_id, epoch);
 	if (!p->fence_value || !p->epoch_value)

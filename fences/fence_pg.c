@@ -64,6 +64,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "fences/fence_pg_impl.h"
 
 #define DDL_LOCK_KEY "7262051"  /* pg_advisory_xact_lock key of the DDL */
@@ -257,7 +258,6 @@ static int write_batch(fence *f, long long epoch, const struct fence_batch *b)
 	char sql[SQL_MAX], e[24], n[24], now[24];
 	char *keys = array_literal(b, 0), *vals = array_literal(b, 1);
 	const char *params[5] = { keys, vals, b->operation_id };
-	struct timespec ts;
 	int rc = 0;
 
 	if (!keys || !vals) {
@@ -278,11 +278,9 @@ static int write_batch(fence *f, long long epoch, const struct fence_batch *b)
 				       "insert the rows into", NULL);
 	}
 	if (!rc) {
-		clock_gettime(CLOCK_REALTIME, &ts);
 		snprintf(e, sizeof(e), "%lld", epoch);
 		snprintf(n, sizeof(n), "%zu", b->nrows);
-		snprintf(now, sizeof(now), "%lld", (long long)ts.tv_sec * 1000 +
-			 ts.tv_nsec / 1000000);
+		snprintf(now, sizeof(now), "%lld", clock_wall_ms());
 		params[0] = b->operation_id;
 		params[1] = e;
 		params[2] = b->intent_digest;

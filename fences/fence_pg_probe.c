@@ -55,6 +55,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "fences/fence_pg_impl.h"
 
 #define PROBE_ROUNDS_COMMITTED 2 /* re-reads after a 'committed' xid */
@@ -66,13 +67,6 @@ static struct fence_pg *impl(fence *f)
 	return f->impl;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void fence_pg__gid_prefix(const pg_session *s, const char *op, char *out,
 			  size_t len)
@@ -281,7 +275,7 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 		out->answer = FENCE_ABSENT;
 		return 0;
 	}
-	deadline = mono_ms() + pg_session_timeout_ms(s->main);
+	deadline = clock_mono_ms() + pg_session_timeout_ms(s->main);
 	for (int round = 0;; round++) {
 		if ((rc = prepared_step(f, op)))
 			return rc;
@@ -298,7 +292,7 @@ int fence_pg__probe(fence *f, const char *op, struct fence_probe *out)
 			out->answer = FENCE_ABSENT;
 			return 0;
 		}
-		if (seen.in_progress && (f->hands_off || mono_ms() >= deadline))
+		if (seen.in_progress && (f->hands_off || clock_mono_ms() >= deadline))
 			return fence__fail(f, FC_FENCE_UNAVAILABLE, "a transaction "
 					   "of '%s' is still in progress%s: it "
 					   "may still commit", op, f->hands_off ?

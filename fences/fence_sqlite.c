@@ -52,6 +52,7 @@
 
 #include <sqlite3.h>
 
+#include "common/clock.h"
 #include "common/sqlite_reader.h"
 #include "fences/fence_impl.h"
 
@@ -79,13 +80,6 @@ static struct fence_sqlite *impl(fence *f)
 	return f->impl;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int db_fail(fence *f, int code, const char *what)
 {
@@ -426,7 +420,7 @@ static int insert_fence(fence *f, long long epoch, const struct fence_batch *b)
 	sqlite3_bind_int64(st, 2, epoch);
 	sqlite3_bind_text(st, 3, b->intent_digest, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)b->nrows);
-	sqlite3_bind_int64(st, 5, now_ms());
+	sqlite3_bind_int64(st, 5, clock_wall_ms());
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

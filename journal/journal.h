@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "journal/states.h"
 
@@ -137,9 +138,6 @@ int journal_acquire_lease(journal *j, const char *op, const char *owner,
  * `before` (ms); the removed ids are returned in *ids (caller frees). */
 int journal_purge(journal *j, long long before,
 		  char (**ids)[JOURNAL_ID_MAX], size_t *n) FC_MUST_CHECK;
-
-/* Wall clock in ms since the Unix epoch (the journal's notion of now). */
-long long journal_now_ms(void);
 
 /* The URL with any password replaced by "***", for messages and reports. */
 void journal_redact_url(const char *url, char *out, size_t outlen);

@@ -83,13 +83,6 @@ int journal__check_cas(journal *j, const struct journal_entry *cur,
 
 /* ---- helpers ------------------------------------------------------------ */
 
-long long journal_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Append n bytes of s to out (always NUL-terminated, truncating). */
 static void put(char *out, size_t outlen, size_t *used, const char *s,

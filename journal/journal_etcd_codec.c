@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "journal/journal_etcd_impl.h"
 
 /* json_object_set_new() steals even on failure; count failures once. */
@@ -174,7 +175,7 @@ char *journal_etcd__tombstone_encode(const struct journal_entry *e,
 	json_t *obj = json_pack("{s:s, s:s, s:I, s:s}", "operation_id",
 				e->operation_id, "intent_digest",
 				e->intent_digest, "purged_at",
-				(json_int_t)journal_now_ms(), "write_id", wid);
+				(json_int_t)clock_wall_ms(), "write_id", wid);
 	char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 
 	json_decref(obj);

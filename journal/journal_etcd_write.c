@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "journal/journal_etcd_impl.h"
 
 /* ---- settling a lost answer (invariant 3) -------------------------------- */
@@ -236,7 +237,7 @@ int journal_etcd__create_or_get(journal *j, const char *op, const char *intent,
 	strcpy(e.evidence, "{}");
 	e.state = FC_PREPARING;
 	e.version = 1;
-	e.created_at = e.updated_at = journal_now_ms();
+	e.created_at = e.updated_at = clock_wall_ms();
 	key_op(s, op, key);
 	key_hist(s, op, 1, hist);
 	snprintf(tomb, sizeof(tomb), "%s/purged/%s", s->prefix, op);
@@ -443,7 +444,7 @@ static int decide_cas(journal *j, const struct journal_entry *cur,
 	*next = *cur;
 	next->state = req->next;
 	next->version = cur->version + 1;
-	next->updated_at = journal_now_ms();
+	next->updated_at = clock_wall_ms();
 	snprintf(next->evidence, sizeof(next->evidence), "%s", req->evidence);
 	memset(tr, 0, sizeof(*tr));
 	snprintf(tr->operation_id, sizeof(tr->operation_id), "%s",
@@ -480,7 +481,7 @@ static int decide_lease(journal *j, const struct journal_entry *cur,
 			struct journal_transition *tr)
 {
 	const struct lease_req *req = arg;
-	long long now = journal_now_ms();
+	long long now = clock_wall_ms();
 
 	(void)tr;
 	if (cur->lease_owner[0] && strcmp(cur->lease_owner, req->owner) != 0 &&

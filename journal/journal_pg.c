@@ -50,7 +50,7 @@
  *     Invariants 4-6 and 8 are kept by the session (common/pg_session.h),
  *     which this file holds in struct journal_pg; every message the
  *     session records is copied onto the journal (pg_failed()).
- *  7. Timestamps are the client's journal_now_ms(), as in every adapter;
+ *  7. Timestamps are the client's clock_wall_ms(), as in every adapter;
  *     updated_at never goes backwards for one operation.
  *  8. Messages carry the URL only through journal_redact_url(), and libpq's
  *     own messages are scrubbed of the URL's password.
@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/pg_session.h"
 #include "journal/journal_impl.h"
 
@@ -589,7 +590,7 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 
 	if ((rc = pg_ready(j)))
 		return rc;
-	snprintf(now, sizeof(now), "%lld", journal_now_ms());
+	snprintf(now, sizeof(now), "%lld", clock_wall_ms());
 	for (int i = 0; i < PG_CAS_TRIES; i++) {
 		if ((rc = pg_run(j, PG_CREATE, 4, params, "write", &res)))
 			return rc;
@@ -653,7 +654,7 @@ static int pg_cas(journal *j, const struct journal_cas *req,
 	pg_state_array(from, states, sizeof(states));
 	snprintf(version, sizeof(version), "%lld", req->expected_version);
 	snprintf(epoch, sizeof(epoch), "%lld", req->epoch);
-	snprintf(now, sizeof(now), "%lld", journal_now_ms());
+	snprintf(now, sizeof(now), "%lld", clock_wall_ms());
 	for (int i = 0; i < PG_CAS_TRIES; i++) {
 		if ((rc = pg_run(j, PG_CAS, 7, params, "write",
 				 &res)))
@@ -740,7 +741,7 @@ static int pg_acquire_lease(journal *j, const char *op, const char *owner,
 	char now[24], ttl[24];
 	const char *params[] = { op, owner, now, ttl };
 	struct journal_entry cur;
-	long long t = journal_now_ms();
+	long long t = clock_wall_ms();
 	PGresult *res;
 	int rc;
 
@@ -784,7 +785,7 @@ static int pg_purge(journal *j, long long before,
 	int rc, rows;
 
 	snprintf(cut, sizeof(cut), "%lld", before);
-	snprintf(now, sizeof(now), "%lld", journal_now_ms());
+	snprintf(now, sizeof(now), "%lld", clock_wall_ms());
 	if ((rc = pg_ready(j)) ||
 	    (rc = pg_run(j, PG_PURGE, 2, params, "purge",
 			 &res)))

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "journal/journal_sqlite_impl.h"
 #include "common/sqlite_reader.h"
 
@@ -294,7 +295,7 @@ static int sq_create_or_get(journal *j, const char *op, const char *intent,
 	strcpy(e.evidence, "{}");
 	e.state = FC_PREPARING;
 	e.version = 1;
-	e.created_at = e.updated_at = journal_now_ms();
+	e.created_at = e.updated_at = clock_wall_ms();
 	if ((rc = sq_insert_entry(j, &e))) {
 		journal_sqlite__rollback(j);
 		return rc;
@@ -355,7 +356,7 @@ static int sq_cas(journal *j, const struct journal_cas *req,
 
 	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
 		return rc;
-	now = journal_now_ms();
+	now = clock_wall_ms();
 	if ((rc = sq_lookup(j, req->operation_id, &cur)) ||
 	    (rc = journal__check_cas(j, &cur, req)) ||
 	    (rc = sq_update_state(j, &cur, req, now))) {
@@ -399,7 +400,7 @@ static int sq_acquire_lease(journal *j, const char *op, const char *owner,
 
 	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
 		return rc;
-	now = journal_now_ms();
+	now = clock_wall_ms();
 	rc = sq_lookup(j, op, &cur);
 	if (!rc && cur.lease_owner[0] && strcmp(cur.lease_owner, owner) != 0 &&
 	    cur.lease_expires_at > now)

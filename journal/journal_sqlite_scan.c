@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "journal/journal_sqlite_impl.h"
 
 static int sq_row_transition(journal *j, sqlite3_stmt *st, const char *op,
@@ -186,7 +187,7 @@ int journal_sqlite__purge(journal *j, long long before,
 	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
 		return rc;
 	if ((rc = sq_purge_ids(j, before, &arr, &count)) ||
-	    (rc = sq_purge_rows(j, before, journal_now_ms()))) {
+	    (rc = sq_purge_rows(j, before, clock_wall_ms()))) {
 		journal_sqlite__rollback(j);
 		free(arr);
 		return rc;

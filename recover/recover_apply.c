@@ -31,6 +31,7 @@
 
 #include <jansson.h>
 
+#include "common/clock.h"
 #include "journal/journal_json.h"
 #include "common/cli.h"
 #include "recover/recover_impl.h"
@@ -190,7 +191,7 @@ static int move(struct recover_ctx *c, const struct recover_option *o,
 	struct recover_audit au = {
 		.actor = c->r->actor, .reason = c->r->reason,
 		.action = c->r->action, .forced = forced,
-		.at = journal_now_ms(), .before_state = c->e.state,
+		.at = clock_wall_ms(), .before_state = c->e.state,
 		.before_version = c->e.version, .after_state = o->next,
 		.answer = c->p.answer, .applied_epoch = c->p.epoch,
 		.rows = c->p.rows, .fenced_epoch = fenced,

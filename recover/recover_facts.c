@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "common/clock.h"
 #include "journal/journal_json.h"
 #include "common/cli.h"
 #include "recover/recover_impl.h"
@@ -214,7 +215,7 @@ int recover__gather(struct recover_ctx *c)
 			   sizeof(c->target_shown));
 	if ((rc = recover__open_journal(c)) || (rc = load_entry(c)))
 		return rc;
-	c->now = journal_now_ms();
+	c->now = clock_wall_ms();
 	rc = fence_open(c->r->target_url, &c->f, err, sizeof(err));
 	if (rc == FC_USAGE)
 		return cli_fail(rc, "%s", err);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "common/clock.h"
 #include "common/cli.h"
 #include "journal/journal_json.h"
 #include "recover/recover_impl.h"
@@ -213,7 +214,7 @@ static int run_list(struct recover_ctx *c)
 		json_decref(arr);
 		return rc;
 	}
-	c->now = journal_now_ms();
+	c->now = clock_wall_ms();
 	rc = journal_list(c->j, &f, &e, &n);
 	if (rc) {
 		json_decref(arr);

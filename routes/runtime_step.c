@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "routes/evidence.h"
 #include "routes/failpoint.h"
 #include "routes/runtime_impl.h"
@@ -171,7 +172,7 @@ static int wait_for_lease(struct attempt *a)
 
 	if (journal_get(a->j, a->op, &cur))
 		return 0;
-	left = cur.lease_expires_at - journal_now_ms();
+	left = cur.lease_expires_at - clock_wall_ms();
 	if (bound > LEASE_WAIT_MAX_MS)
 		bound = LEASE_WAIT_MAX_MS;
 	if (left > bound)

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "common/clock.h"
 #include "journal/journal.h"
 #include "tests/journal_conformance.h"
 
@@ -401,7 +402,7 @@ static void test_leases(void **state)
 	struct fixture *f = *state;
 	struct journal_entry e, l, out;
 	struct journal_transition *t;
-	long long before = journal_now_ms();
+	long long before = clock_wall_ms();
 	size_t n;
 
 	create(f->j, "op-l", &e);
@@ -603,7 +604,7 @@ static void test_get_and_list_filters(void **state)
 		assert_true(l[i].updated_at < p2.updated_at);
 	assert_false(listed(l, n, "p2"));
 	free(l);
-	filter.updated_before = journal_now_ms() + 60000;
+	filter.updated_before = clock_wall_ms() + 60000;
 	filter.states = STATE_BIT(FC_COMPLETE);
 	assert_int_equal(journal_list(f->j, &filter, &l, &n), 0);
 	assert_int_equal(n, 2);
@@ -627,7 +628,7 @@ static void test_purge(void **state)
 	create(f->j, "old-preparing", &old_preparing);
 	drive(f->j, "old-failed", FC_FAILED_PRE_COMMIT, &old_failed);
 	sleep_ms(10);
-	cutoff = journal_now_ms();
+	cutoff = clock_wall_ms();
 	sleep_ms(10);
 	drive(f->j, "fresh-done", FC_COMPLETE, &fresh_done);
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "harness/proc/supervise.h"
 #include "journal/journal.h"
@@ -187,7 +188,7 @@ static sv_proc *run_driver(const struct jsys_run *r,
 			sizeof(err)))
 		fail_msg("spawn: %s", err);
 	while (!sv_proc_ended(p)) {
-		assert_int_equal(supervisor_wait(sv, supervisor_now_ms() + 90000,
+		assert_int_equal(supervisor_wait(sv, clock_mono_ms() + 90000,
 						 &ev), 0);
 		assert_int_not_equal(ev.kind, SV_EV_NONE);
 	}
@@ -427,12 +428,12 @@ void jsys_explore(const struct jsys_backend *b, unsigned long *counts)
 
 				snprintf(rule, sizeof(rule), "%s#%lu:%s", sc->name,
 					 occ, sc->actions[x]);
-				long long t0 = supervisor_now_ms();
+				long long t0 = clock_mono_ms();
 
 				run_schedule(b, rule, &t);
 				if (getenv("FENCECERT_JSYS_TRACE"))
 					print_message("%s: %s: %lld ms\n", b->name,
-						      rule, supervisor_now_ms() - t0);
+						      rule, clock_mono_ms() - t0);
 			}
 		}
 	}

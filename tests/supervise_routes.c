@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "routes/failpoint.h"
 
 #include "harness/proc/supervise.h"
@@ -221,7 +222,7 @@ sv_proc *svt_spawn_mode(supervisor *sv, const char *mode, bool fp,
  * or where the others' events do not matter. */
 void svt_next_event(supervisor *sv, sv_proc *p, struct sv_event *ev)
 {
-	long long until = supervisor_now_ms() + 20000;
+	long long until = clock_mono_ms() + 20000;
 
 	for (;;) {
 		assert_int_equal(supervisor_wait(sv, until, ev), 0);
@@ -280,10 +281,10 @@ int svt_count_marked(const char *needle)
 
 int svt_wait_unmarked(const char *needle, long long ms)
 {
-	long long until = supervisor_now_ms() + ms;
+	long long until = clock_mono_ms() + ms;
 	int n;
 
-	while ((n = svt_count_marked(needle)) && supervisor_now_ms() < until) {
+	while ((n = svt_count_marked(needle)) && clock_mono_ms() < until) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}

@@ -35,6 +35,7 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "journal/journal.h"
 #include "tests/journal_conformance.h"
@@ -332,7 +333,7 @@ int main(void)
 		snprintf(url, sizeof(url), "%s", env);
 	}
 	snprintf(op_base, sizeof(op_base), "kill-%ld-%lld", (long)getpid(),
-		 journal_now_ms());
+		 clock_wall_ms());
 	failed = cmocka_run_group_tests_name("journal kill", tests, NULL, NULL);
 	if (own_dir)
 		if (fs_remove_tree(tmpdir))

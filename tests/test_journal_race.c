@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "journal/journal.h"
 
@@ -402,7 +403,7 @@ int main(void)
 		snprintf(url, sizeof(url), "%s", env);
 	}
 	snprintf(op_base, sizeof(op_base), "race-%ld-%lld", (long)getpid(),
-		 journal_now_ms());
+		 clock_wall_ms());
 	failed = cmocka_run_group_tests_name("journal race", tests, NULL, NULL);
 	if (own_dir)
 		if (fs_remove_tree(tmpdir))

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "journal/journal.h"
 #include "tests/journal_conformance.h"
@@ -249,7 +250,7 @@ static void test_readonly(void **state)
 					       &created), FC_USAGE);
 	assert_int_equal(journal_acquire_lease(ro, "op", "me", 1000, &e),
 			 FC_USAGE);
-	assert_int_equal(journal_purge(ro, journal_now_ms() + 1000, &ids, &n),
+	assert_int_equal(journal_purge(ro, clock_wall_ms() + 1000, &ids, &n),
 			 FC_USAGE);
 	assert_int_equal(journal_init(ro), FC_USAGE);
 	assert_int_equal(journal_migrate(ro, &from, &to), FC_USAGE);
@@ -434,7 +435,7 @@ static void test_purge_writes_tombstones(void **state)
 	assert_int_equal(move(j, &e, FC_TARGET_COMMITTED), 0);
 	assert_int_equal(move(j, &e, FC_COMPLETE), 0);
 	create(j, "open", &e);
-	assert_int_equal(journal_purge(j, journal_now_ms() + 1000, &ids, &n), 0);
+	assert_int_equal(journal_purge(j, clock_wall_ms() + 1000, &ids, &n), 0);
 	assert_int_equal(n, 1);
 	free(ids);
 	journal_close(j);
@@ -467,9 +468,9 @@ static void test_busy_is_unavailable(void **state)
 	/* Another writer holds the lock longer than our busy timeout. */
 	db = raw_open(path);
 	raw_exec(db, "BEGIN IMMEDIATE");
-	t0 = journal_now_ms();
+	t0 = clock_wall_ms();
 	assert_int_equal(move(j, &e, FC_PREPARED), FC_JOURNAL_UNAVAILABLE);
-	assert_true(journal_now_ms() - t0 < 5000);
+	assert_true(clock_wall_ms() - t0 < 5000);
 	assert_non_null(strstr(journal_errmsg(j), "locked"));
 	assert_int_equal(e.version, before.version);
 	raw_exec(db, "ROLLBACK");

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/sqlite_setup.h"
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
@@ -401,7 +402,7 @@ static void handle_result(struct run *R, struct inflight *in, json_t *res)
 
 static void progress(struct run *R, bool force)
 {
-	long long now = supervisor_now_ms();
+	long long now = clock_mono_ms();
 	size_t total = 0;
 	double rate, eta;
 
@@ -764,7 +765,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		release(&R);
 		return rc;
 	}
-	R.t0 = supervisor_now_ms();
+	R.t0 = clock_mono_ms();
 	rc = pool_new(o->jobs, work, work_fini, &w, &R.pool, err, errlen);
 	if (!rc) {
 		rc = loop(&R);

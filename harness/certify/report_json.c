@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/cli.h"
 #include "common/fsutil.h"
 #include "harness/model/schedule.h"
@@ -430,7 +431,7 @@ json_t *report_json_new(const struct suite *s, const uint64_t *seed, int jobs)
 		    json_pack("{s:s, s:s, s:s, s:i, s:i}", "system", u.sysname,
 			      "release", u.release, "machine", u.machine,
 			      "cpus", (int)cpus, "jobs", jobs));
-	set(&b, o, "started_at", json_integer(journal_now_ms()));
+	set(&b, o, "started_at", json_integer(clock_wall_ms()));
 	set(&b, o, "routes", json_array());
 	return done(&b, o);
 }

@@ -29,10 +29,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/protocol.h"
+
 /* A name the suite gives (suite, route, scenario, service, proxy); a
  * fault names a service and a proxy, so the limit lives here. */
 #define SCENARIO_NAME_MAX 128
-#define FAILPOINT_NAME_MAX 64
+/* a failpoint name as the route protocol bounds it */
+#define FAILPOINT_NAME_MAX PROTO_FAILPOINT_NAME_MAX
 #define FAULT_RULE_MAX 256 /* a syscall fault's rule string, '\0' included */
 
 enum fault_action {

@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
 
@@ -336,7 +337,7 @@ static int pump(supervisor *sv, long long deadline)
 	sv_proc *who[64];
 	bool seccomp[64];
 	size_t n = 0;
-	long long now = supervisor_now_ms(), wake;
+	long long now = clock_mono_ms(), wake;
 	size_t queued = sv->qlen;
 	int timeout, rc;
 
@@ -382,7 +383,7 @@ static int pump(supervisor *sv, long long deadline)
 			return 0;
 		return FC_IO;
 	}
-	now = supervisor_now_ms();
+	now = clock_mono_ms();
 	if (fds[0].revents && chld_drain())
 		sv->chld_pending = true;
 	for (size_t i = 1; i < n; i++) {
@@ -411,10 +412,10 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
 			queue_pop(sv, ev);
 			return 0;
 		}
-		if (deadline_ms >= 0 && supervisor_now_ms() >= deadline_ms) {
+		if (deadline_ms >= 0 && clock_mono_ms() >= deadline_ms) {
 			if (chld_drain())
 				sv->chld_pending = true;
-			rc = reap(sv, supervisor_now_ms());
+			rc = reap(sv, clock_mono_ms());
 			if (rc)
 				return rc;
 			if (sv->qlen)

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "harness/inject/inject_seccomp.h"
 #include "common/protocol.h"
@@ -131,7 +132,7 @@ int supervisor_spawn(supervisor *sv, const struct sv_spawn *req,
 
 /*
  * Wait for the next event until deadline_ms (monotonic, see
- * supervisor_now_ms(); a negative deadline waits without bound).  Returns 0
+ * clock_mono_ms(); a negative deadline waits without bound).  Returns 0
  * with ev->kind SV_EV_NONE when the deadline passed, or when nothing could
  * ever happen (no live process).  Deadlines of processes are enforced here.
  */
@@ -155,9 +156,6 @@ size_t supervisor_fork_servers(const supervisor *sv);
 
 /* Processes started and not yet ended. */
 size_t supervisor_live(const supervisor *sv);
-
-/* CLOCK_MONOTONIC in ms. */
-long long supervisor_now_ms(void);
 
 pid_t sv_proc_pid(const sv_proc *p);
 const struct sv_status *sv_proc_status(const sv_proc *p);

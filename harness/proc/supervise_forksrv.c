@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fds.h"
 #include "common/protocol.h"
 #include "harness/proc/supervise_impl.h"
@@ -118,11 +119,11 @@ void sv__forksrv_stop_all(supervisor *sv)
  * Returns its length, 0 on EOF, -1 on timeout or error (errno). */
 static ssize_t recv_timed(supervisor *sv, int fd, char *buf, size_t len)
 {
-	long long until = supervisor_now_ms() + sv->forksrv_timeout_ms;
+	long long until = clock_mono_ms() + sv->forksrv_timeout_ms;
 
 	for (;;) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		long long left = until - supervisor_now_ms();
+		long long left = until - clock_mono_ms();
 		ssize_t n;
 		int r;
 

@@ -29,17 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "harness/proc/supervise_impl.h"
 
 #define GROUP_DRAIN_MS 2000 /* how long a release waits for a group */
 
-long long supervisor_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* --- how it ends ------------------------------------------------------- */
 
@@ -73,9 +67,9 @@ void sv__record_end(sv_proc *p, int status, long long now)
 /* Wait (bounded) until the group is empty so the watchdog can forget it. */
 static void group_drain(sv_proc *p)
 {
-	long long until = supervisor_now_ms() + GROUP_DRAIN_MS;
+	long long until = clock_mono_ms() + GROUP_DRAIN_MS;
 
-	while (p->registered && supervisor_now_ms() < until) {
+	while (p->registered && clock_mono_ms() < until) {
 		struct timespec ts = { 0, 2 * 1000 * 1000 };
 		kill(-p->pid, SIGKILL);
 		sv__group_collect(p);
@@ -98,7 +92,7 @@ void sv__proc_release(sv_proc *p)
 		kill(-p->pid, SIGKILL);
 		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 			;
-		sv__record_end(p, status, supervisor_now_ms());
+		sv__record_end(p, status, clock_mono_ms());
 	}
 	group_drain(p);
 	if (p->fp_fd >= 0)

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
@@ -344,7 +345,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	p->registered = true;
 	p->pid = pid;
 	p->sv = sv;
-	p->st.start_ms = supervisor_now_ms();
+	p->st.start_ms = clock_mono_ms();
 	close(fds[6]);
 	fds[6] = -1;
 	if (req->seccomp) {

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "common/put.h"
 #include "harness/run/collect.h"
@@ -138,7 +139,7 @@ static int new_attempt(struct orch *o, int op, int k)
 	a->try_number = k;
 	a->obs_after = -1;
 	a->start_ms = orch__elapsed_ms(&o->s);
-	a->start_wall_ms = journal_now_ms();
+	a->start_wall_ms = clock_wall_ms();
 	r->op = op;
 	r->try_number = k;
 	r->pause_fault = -1;
@@ -237,7 +238,7 @@ static void on_exit_event(struct orch *o, int idx)
 	const struct sv_status *st = sv_proc_status(r->proc);
 
 	a->end_ms = st->end_ms - o->s.t0;
-	a->end_wall_ms = journal_now_ms();
+	a->end_wall_ms = clock_wall_ms();
 	a->exit_code = st->end == SV_EXITED ? st->code : -1;
 	a->signal = st->end == SV_SIGNALED ? st->signal : 0;
 	a->timed_out = st->timed_out;
@@ -285,10 +286,10 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 		 * meanwhile: the late COMMIT of a worker that gave up waiting */
 		orch__families_resume(&o->fams, &o->s, z->pause_fault);
 		if (!z->ended) /* it was never stopped */
-			sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
+			sv_proc_set_deadline(z->proc, clock_mono_ms() + timeout);
 		return;
 	}
-	sv_proc_set_deadline(z->proc, supervisor_now_ms() + timeout);
+	sv_proc_set_deadline(z->proc, clock_mono_ms() + timeout);
 	if (sv_proc_answer(z->proc, 'c')) {
 		/* it died while stopped; its exit event follows */
 	}
@@ -298,7 +299,7 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 /* Keep serving live processes until the monotonic time `until`. */
 static void wait_until(struct orch *o, long long until)
 {
-	while (!o->s.fatal && supervisor_now_ms() < until)
+	while (!o->s.fatal && clock_mono_ms() < until)
 		if (step(o, until))
 			break;
 }
@@ -311,7 +312,7 @@ static void wait_until(struct orch *o, long long until)
  */
 static void wait_leases(struct orch *o)
 {
-	wait_until(o, supervisor_now_ms() + o->zombie_wait_ms);
+	wait_until(o, clock_mono_ms() + o->zombie_wait_ms);
 }
 
 static void wait_ended(struct orch *o, int idx)
@@ -392,7 +393,7 @@ static void act_at_hit(struct orch *o, int idx, size_t hi, int fi,
 		sv_proc_set_deadline(r->proc, 0);
 		sv_proc_pause(r->proc);
 		r->paused = true;
-		r->paused_at = supervisor_now_ms();
+		r->paused_at = clock_mono_ms();
 		r->pause_fault = fi;
 		break;
 	default:
@@ -484,11 +485,11 @@ static void wait_running(struct orch *o, int idx)
 	if (fi >= 0) {
 		sv_proc_set_deadline(r->proc, 0);
 		r->paused = true;
-		r->paused_at = supervisor_now_ms();
+		r->paused_at = clock_mono_ms();
 		r->pause_fault = fi;
 		return;
 	}
-	step(o, armed ? supervisor_now_ms() + HOLD_POLL_MS : -1);
+	step(o, armed ? clock_mono_ms() + HOLD_POLL_MS : -1);
 }
 
 /* Run try k until it ends or is given up as a zombie.  Returns its index
@@ -503,7 +504,7 @@ static int run_try(struct orch *o, int op, int k)
 		struct run *r = &o->runs[idx];
 		if (r->paused) {
 			long long until = r->paused_at + o->zombie_wait_ms;
-			if (supervisor_now_ms() >= until) {
+			if (clock_mono_ms() >= until) {
 				r->given_up = true;
 				o->s.rec->attempts[idx].zombie = true;
 				break;
@@ -585,7 +586,7 @@ static void family_fault(struct orch *o, const struct orch_family *f, int fi,
 		wait_leases(o);
 	orch__families_between(&o->fams, &o->s, fi, &b);
 	if (b.hold_ms > 0)
-		wait_until(o, supervisor_now_ms() + b.hold_ms);
+		wait_until(o, clock_mono_ms() + b.hold_ms);
 	*cleared |= b.cleared;
 }
 
@@ -722,8 +723,8 @@ static void begin(struct orch *o)
 	const struct orchestrator_spec *policy = &p->suite->orchestrator;
 	struct rec_schedule *rec = o->s.rec;
 
-	o->s.t0 = supervisor_now_ms();
-	rec->wall_start_ms = journal_now_ms();
+	o->s.t0 = clock_mono_ms();
+	rec->wall_start_ms = clock_wall_ms();
 	put(rec->route, sizeof(rec->route), "%s", p->route->name);
 	put(rec->scenario, sizeof(rec->scenario), "%s", p->scenario);
 	put(rec->schedule, sizeof(rec->schedule), "%s", p->schedule);

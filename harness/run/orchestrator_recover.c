@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/fsutil.h"
 #include "harness/proc/supervise.h"
 #include "harness/run/orchestrator_family.h"
@@ -169,8 +170,8 @@ static long long lease_left_ms(const struct orch_sched *s, const char *opid)
 	char err[400];
 
 	if (!read_entry(s->journal_url, opid, &e, err, sizeof(err)) &&
-	    e.lease_owner[0] && e.lease_expires_at > journal_now_ms())
-		return e.lease_expires_at - journal_now_ms();
+	    e.lease_owner[0] && e.lease_expires_at > clock_wall_ms())
+		return e.lease_expires_at - clock_wall_ms();
 	return 0;
 }
 

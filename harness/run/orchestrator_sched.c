@@ -11,12 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "harness/proc/supervise.h"
 #include "harness/run/orchestrator_sched.h"
 
 long long orch__elapsed_ms(const struct orch_sched *s)
 {
-	return supervisor_now_ms() - s->t0;
+	return clock_mono_ms() - s->t0;
 }
 
 void orch__trouble(struct orch_sched *s, int code, const char *fmt, ...)
