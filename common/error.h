@@ -6,6 +6,10 @@
  * as it was; the detail of what went wrong is kept in a per-object message
  * (journal_errmsg(), fence_errmsg(), ...).  error_name() gives the family name
  * the CLI prints ("fencecert: CAS_CONFLICT: ..."), error_str() a sentence.
+ *
+ * Owns the error families and their names.  Included by every layer
+ * (it is the bottom of the tree).  Invariant: codes are negative and
+ * contiguous, so error_name()/error_str() index one table.
  */
 #ifndef FENCECERT_ERROR_H
 #define FENCECERT_ERROR_H

@@ -42,6 +42,9 @@
  * Ownership: an etcd_client is not thread-safe; use one per thread.  Result
  * structs are caller-allocated and filled by the call; release them with
  * their _release function (safe on a zeroed or already released struct).
+ *
+ * Included by the etcd journal (journal/journal_etcd*), the etcd fence
+ * and observer (fences/), and the harness's services (harness/run).
  */
 #ifndef FENCECERT_ETCD_CLIENT_H
 #define FENCECERT_ETCD_CLIENT_H

@@ -2,6 +2,9 @@
  * put.h -- snprintf into a fixed buffer where cutting the text short is
  * intended (details, messages and names bounded on purpose), without the
  * compiler's truncation warnings at every call site.
+ *
+ * Included by anything that builds bounded text (the checker, the
+ * orchestrator, the report writer).
  */
 #ifndef FENCECERT_PUT_H
 #define FENCECERT_PUT_H

@@ -12,6 +12,9 @@
  * WAL file's -wal/-shm vanish again when the connection closes as they
  * would for any reader.  A file we may not write is opened
  * SQLITE_OPEN_READONLY instead.
+ *
+ * Included by the SQLite journal's read-only open (journal/) and the
+ * SQLite fence and observer (fences/).
  */
 #ifndef FENCECERT_SQLITE_READER_H
 #define FENCECERT_SQLITE_READER_H

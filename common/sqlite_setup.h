@@ -22,6 +22,9 @@
  * it shuts SQLite down first (allowed: nothing is open) and lets the next
  * call initialise it again with them.  Calling it with a connection open
  * is a programming error.
+ *
+ * Included by the entry points that run SQLite in a process of their
+ * own: the `route` and `certify` commands (cli/) and the certify worker.
  */
 #ifndef FENCECERT_SQLITE_SETUP_H
 #define FENCECERT_SQLITE_SETUP_H

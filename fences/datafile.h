@@ -14,6 +14,9 @@
  * doubled.  An empty unquoted field is NULL (a missing payload), so NULL
  * and "" survive the round trip.  The header comment is optional for
  * readers (a hand-made file has none); the column line is not.
+ *
+ * Included by fences/ (fence_fs.c, target.c) and the control routes
+ * (routes/controls.c, which write a file fence by hand).
  */
 #ifndef FENCECERT_DATAFILE_H
 #define FENCECERT_DATAFILE_H

@@ -35,6 +35,8 @@
  *     ever fall into their ranges, as in the SQLite fence's tables.
  *  4. Operation ids and row keys are encoded whole (not shortened or
  *     hashed): two operations can never write the same key.
+ *
+ * Included by fences/ only.
  */
 #ifndef FENCECERT_ETCD_LAYOUT_H
 #define FENCECERT_ETCD_LAYOUT_H

@@ -2,6 +2,8 @@
  * target_etcd.h -- the read-only observer (target.h) for "etcd://" targets.
  * target.c dispatches here by scheme; the semantics, callbacks, sorting and
  * error codes are target.h's.  Layout: etcd_layout.h.
+ *
+ * Included by fences/ only (target.c, target_etcd.c).
  */
 #ifndef FENCECERT_TARGET_ETCD_H
 #define FENCECERT_TARGET_ETCD_H

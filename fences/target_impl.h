@@ -2,6 +2,8 @@
  * target_impl.h -- what target.c shares with target_sqlite.c: the sqlite:
  * observer as an object a target_reader can keep (target_sqlite.c tells
  * why).  Same errors and callback rules as target.h.
+ *
+ * Included by fences/ only: target.c and the per-scheme observers.
  */
 #ifndef FENCECERT_TARGET_IMPL_H
 #define FENCECERT_TARGET_IMPL_H

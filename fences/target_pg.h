@@ -5,6 +5,10 @@
  * through target.h, whose semantics, callbacks, sorting and error codes
  * these follow.  Invariants (nothing written, bytewise order, rows
  * counted): target_pg.c.  Layout: fence_pg.c.
+ *
+ * Included by fences/target.c and the harness's observer
+ * (harness/run/observe.c, which asks whether a URL is a PostgreSQL
+ * target).
  */
 #ifndef FENCECERT_TARGET_PG_H
 #define FENCECERT_TARGET_PG_H

@@ -11,6 +11,11 @@
  * would make an identity unstable across retries (try number, host, pod, pid,
  * time, random) are refused.  The same construction gives operation_id over
  * the identity fields and intent_digest over the intent fields.
+ *
+ * Included by the route runtime (routes/), the harness (workload
+ * generation, the suite model, the report), the `id` command, and
+ * journal/ itself.  Invariant: no field may be the try number, host, pid,
+ * time or a random value (SPEC section 2); test vectors in docs/identity.md.
  */
 #ifndef FENCECERT_IDENTITY_H
 #define FENCECERT_IDENTITY_H

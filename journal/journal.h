@@ -22,6 +22,10 @@
  * Ownership: entries are caller-allocated structs filled in place; arrays
  * returned through `**out` are malloc'd and the caller frees them with free().
  * The journal object owns its connection; journal_close() releases it.
+ *
+ * Included by everything that reads or moves the journal: routes/,
+ * recover/, the harness (collecting records), fences/ (the fence port
+ * shares the journal's id bounds) and the `journal` command.
  */
 #ifndef FENCECERT_JOURNAL_H
 #define FENCECERT_JOURNAL_H

@@ -8,6 +8,9 @@
  *
  * Ownership: each function returns a new reference (json_decref() it), or
  * NULL when out of memory.
+ *
+ * Included by the `journal` and `recover` commands, recover/ and the
+ * report writer (harness/certify).
  */
 #ifndef FENCECERT_JOURNAL_JSON_H
 #define FENCECERT_JOURNAL_JSON_H

@@ -23,6 +23,10 @@
  *   |     v        /                                          |
  *   |   COMPLETE <-                                           |
  *   +---------------------- new attempt ----------------------+
+ *
+ * Included by journal/ (the adapters apply it), recover/, the checker
+ * (harness/check), the report writer and renderers, and the `journal`
+ * command.  This table is the only copy of the transitions.
  */
 #ifndef FENCECERT_STATES_H
 #define FENCECERT_STATES_H

@@ -7,6 +7,8 @@
  *   inject_seccomp_session.c  notifications: describe, decide, answer, count
  *   inject_seccomp_perform.c  kill_after: running a call on the route's
  *                             behalf; reading the route's memory
+ *
+ * Included by the files of harness/inject/inject_seccomp*.c only.
  */
 #ifndef FENCECERT_INJECT_SECCOMP_IMPL_H
 #define FENCECERT_INJECT_SECCOMP_IMPL_H

@@ -7,6 +7,8 @@
  * Failures are recorded, not returned: an unreadable journal sets the
  * operation's journal_status (the checker then calls the schedule
  * unverified); a journal file that was never created means "no entry".
+ *
+ * Included by harness/run only (the orchestrator).
  */
 #ifndef FENCECERT_COLLECT_H
 #define FENCECERT_COLLECT_H

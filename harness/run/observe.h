@@ -22,6 +22,8 @@
  * Ownership: observer_new() returns a heap object; observer_free()
  * releases it.  observer_take() fills a caller-provided rec_observation
  * whose arrays the record then owns.
+ *
+ * Included by harness/run only (the orchestrator and its setup).
  */
 #ifndef FENCECERT_OBSERVE_H
 #define FENCECERT_OBSERVE_H

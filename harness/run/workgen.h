@@ -23,6 +23,8 @@
  * Ownership: workgen_generate() returns one heap object; everything a
  * struct workgen_op points to belongs to it and lives until workgen_free().
  * The files stay on disk.
+ *
+ * Included by harness/run only (the orchestrator and its setup).
  */
 #ifndef FENCECERT_WORKGEN_H
 #define FENCECERT_WORKGEN_H
