@@ -45,24 +45,38 @@
 
 #define SQ_BUSY_MS_DEFAULT 10000
 
+/*
+ * Look op up with statement id: 1 when it has a row (st stands on it; the
+ * caller reads it and resets st), 0 when it has none, or an error; st is
+ * reset unless the answer is 1.
+ */
+static int sq_find(journal *j, enum journal_sqlite_stmt id, const char *op,
+		   sqlite3_stmt **st)
+{
+	int rc, step;
+
+	if ((rc = journal_sqlite__prepare_op(j, id, op, st)))
+		return rc;
+	step = sqlite3_step(*st);
+	if (step == SQLITE_ROW)
+		return 1;
+	rc = step == SQLITE_DONE ? 0 : journal_sqlite__fail(j, step, "read");
+	sqlite3_reset(*st);
+	return rc;
+}
+
 static int sq_lookup(journal *j, const char *op, struct journal_entry *e)
 {
 	struct journal_sqlite *s = j->impl;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc = sq_find(j, SQ_GET, op, &st);
 
-	if ((rc = journal_sqlite__prepare(j, SQ_GET, &st)) ||
-	    (rc = journal_sqlite__bound(j, sqlite3_bind_text(st, 1, op, -1,
-						      SQLITE_STATIC))))
+	if (rc == 0)
+		return journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
+				     "in journal '%s'", op, s->path);
+	if (rc < 0)
 		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		rc = journal_sqlite__row_entry(j, st, e);
-	else if (step == SQLITE_DONE)
-		rc = journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
-				   "in journal '%s'", op, s->path);
-	else
-		rc = journal_sqlite__fail(j, step, "read");
+	rc = journal_sqlite__row_entry(j, st, e);
 	sqlite3_reset(st);
 	return rc;
 }
@@ -73,21 +87,14 @@ static int sq_check_tombstone(journal *j, const char *op)
 {
 	struct journal_sqlite *s = j->impl;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc = sq_find(j, SQ_PURGED_LOOKUP, op, &st);
 
-	if ((rc = journal_sqlite__prepare(j, SQ_PURGED_LOOKUP, &st)) ||
-	    (rc = journal_sqlite__bound(j, sqlite3_bind_text(st, 1, op, -1,
-						      SQLITE_STATIC))))
+	if (rc <= 0)
 		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		rc = journal__fail(j, FC_PURGED, "operation '%s' was purged from "
-				   "journal '%s' after completing; refusing to "
-				   "create it again", op, s->path);
-	else if (step != SQLITE_DONE)
-		rc = journal_sqlite__fail(j, step, "read");
 	sqlite3_reset(st);
-	return rc;
+	return journal__fail(j, FC_PURGED, "operation '%s' was purged from "
+			     "journal '%s' after completing; refusing to "
+			     "create it again", op, s->path);
 }
 
 /* ---- schema ------------------------------------------------------------- */
