@@ -615,10 +615,8 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 				     "from journal '%s' after completing; "
 				     "refusing to create it again", op,
 				     pg_url(j));
-	if (!made && strcmp(e.intent_digest, intent) != 0)
-		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict on "
-				     "'%s': journal holds '%s', caller has '%s'",
-				     op, e.intent_digest, intent);
+	if (!made && (rc = journal__check_intent(j, &e, intent)))
+		return rc;
 	*out = e;
 	*created = made;
 	return 0;
@@ -760,15 +758,9 @@ static int pg_acquire_lease(journal *j, const char *op, const char *owner,
 			return rc;
 		}
 		PQclear(res);
-		if ((rc = pg_lookup(j, op, &cur)))
+		if ((rc = pg_lookup(j, op, &cur)) ||
+		    (rc = journal__check_lease(j, &cur, owner, t)))
 			return rc;
-		if (cur.lease_owner[0] && strcmp(cur.lease_owner, owner) != 0 &&
-		    cur.lease_expires_at > t)
-			return journal__fail(j, FC_LEASE_HELD, "lease on '%s' is "
-					     "held by '%s' (epoch %lld) for "
-					     "another %lld ms", op,
-					     cur.lease_owner, cur.lease_epoch,
-					     cur.lease_expires_at - t);
 	}
 	return journal__fail(j, FC_JOURNAL_UNAVAILABLE, "lease on '%s' kept "
 			     "changing in journal '%s'", op,

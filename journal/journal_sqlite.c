@@ -280,13 +280,8 @@ static int sq_create_or_get(journal *j, const char *op, const char *intent,
 	rc = sq_lookup(j, op, &e);
 	if (rc != FC_NOT_FOUND) {
 		journal_sqlite__rollback(j);
-		if (rc)
+		if (rc || (rc = journal__check_intent(j, &e, intent)))
 			return rc;
-		if (strcmp(e.intent_digest, intent) != 0)
-			return journal__fail(j, FC_INTENT_CONFLICT, "intent "
-					     "conflict on '%s': journal holds "
-					     "'%s', caller has '%s'", op,
-					     e.intent_digest, intent);
 		*out = e;
 		*created = 0;
 		return 0;
@@ -295,14 +290,7 @@ static int sq_create_or_get(journal *j, const char *op, const char *intent,
 		journal_sqlite__rollback(j);
 		return rc;
 	}
-	memset(&e, 0, sizeof(e));
-	snprintf(e.operation_id, sizeof(e.operation_id), "%s", op);
-	snprintf(e.intent_digest, sizeof(e.intent_digest), "%s", intent);
-	snprintf(e.meta, sizeof(e.meta), "%s", meta);
-	strcpy(e.evidence, "{}");
-	e.state = FC_PREPARING;
-	e.version = 1;
-	e.created_at = e.updated_at = clock_wall_ms();
+	journal__new_entry(&e, op, intent, meta);
 	if ((rc = sq_insert_entry(j, &e))) {
 		journal_sqlite__rollback(j);
 		return rc;
@@ -408,14 +396,9 @@ static int sq_acquire_lease(journal *j, const char *op, const char *owner,
 	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
 		return rc;
 	now = clock_wall_ms();
-	rc = sq_lookup(j, op, &cur);
-	if (!rc && cur.lease_owner[0] && strcmp(cur.lease_owner, owner) != 0 &&
-	    cur.lease_expires_at > now)
-		rc = journal__fail(j, FC_LEASE_HELD, "lease on '%s' is held by "
-				   "'%s' (epoch %lld) for another %lld ms", op,
-				   cur.lease_owner, cur.lease_epoch,
-				   cur.lease_expires_at - now);
-	if (rc || (rc = sq_update_lease(j, &cur, owner, now + ttl_ms))) {
+	if ((rc = sq_lookup(j, op, &cur)) ||
+	    (rc = journal__check_lease(j, &cur, owner, now)) ||
+	    (rc = sq_update_lease(j, &cur, owner, now + ttl_ms))) {
 		journal_sqlite__rollback(j);
 		return rc;
 	}
