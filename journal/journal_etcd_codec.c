@@ -8,6 +8,10 @@
  * form with key order kept, and dumping them compact again gives back the
  * same text, so a round trip is exact.  Decoding is strict: a missing or
  * mistyped field is a malformed value, never a default.
+ *
+ * This is the stored format, not journal_json.h's shape for readers
+ * (which has null for "no lease" and no write_id): it lists the same
+ * fields, but it must not change when that one does.
  */
 #include <jansson.h>
 #include <string.h>
@@ -15,16 +19,20 @@
 #include "common/clock.h"
 #include "journal/journal_etcd_impl.h"
 
-/* json_object_set_new() steals even on failure; count failures once. */
-static int set(json_t *obj, const char *key, json_t *value)
-{
-	return value ? json_object_set_new(obj, key, value) : -1;
-}
-
-/* meta or evidence text (validated by journal.c) as an object. */
+/* meta or evidence text (validated by journal.c) as an object; NULL
+ * makes the json_pack() it is handed to fail (and drop it). */
 static json_t *object_from(const char *text)
 {
 	return json_loads(text, 0, NULL);
+}
+
+/* obj (a json_pack() answer, NULL when it failed) as compact text. */
+static char *dump(json_t *obj)
+{
+	char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+
+	json_decref(obj);
+	return text;
 }
 
 static int object_to(json_t *v, char out[JOURNAL_JSON_MAX])
@@ -71,28 +79,20 @@ static int state_to(json_t *v, int allow_none, enum fc_state *out)
 
 char *journal_etcd__entry_encode(const struct journal_entry *e, const char *wid)
 {
-	json_t *obj = json_object();
-	int failed = !obj;
-	char *text;
-
-	if (failed)
-		return NULL;
-	failed |= set(obj, "operation_id", json_string(e->operation_id));
-	failed |= set(obj, "intent_digest", json_string(e->intent_digest));
-	failed |= set(obj, "state", json_string(state_name(e->state)));
-	failed |= set(obj, "version", json_integer(e->version));
-	failed |= set(obj, "lease_epoch", json_integer(e->lease_epoch));
-	failed |= set(obj, "lease_owner", json_string(e->lease_owner));
-	failed |= set(obj, "lease_expires_at",
-		      json_integer(e->lease_expires_at));
-	failed |= set(obj, "created_at", json_integer(e->created_at));
-	failed |= set(obj, "updated_at", json_integer(e->updated_at));
-	failed |= set(obj, "meta", object_from(e->meta));
-	failed |= set(obj, "evidence", object_from(e->evidence));
-	failed |= set(obj, "write_id", json_string(wid));
-	text = failed ? NULL : json_dumps(obj, JSON_COMPACT);
-	json_decref(obj);
-	return text;
+	return dump(json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I, s:I, "
+			      "s:o, s:o, s:s}",
+			      "operation_id", e->operation_id,
+			      "intent_digest", e->intent_digest,
+			      "state", state_name(e->state),
+			      "version", (json_int_t)e->version,
+			      "lease_epoch", (json_int_t)e->lease_epoch,
+			      "lease_owner", e->lease_owner,
+			      "lease_expires_at", (json_int_t)e->lease_expires_at,
+			      "created_at", (json_int_t)e->created_at,
+			      "updated_at", (json_int_t)e->updated_at,
+			      "meta", object_from(e->meta),
+			      "evidence", object_from(e->evidence),
+			      "write_id", wid));
 }
 
 int journal_etcd__entry_decode(const char *text, struct journal_entry *e,
@@ -127,23 +127,15 @@ int journal_etcd__entry_decode(const char *text, struct journal_entry *e,
 char *journal_etcd__transition_encode(const struct journal_transition *t,
 				      const char *wid)
 {
-	json_t *obj = json_object();
-	int failed = !obj;
-	char *text;
-
-	if (failed)
-		return NULL;
-	failed |= set(obj, "operation_id", json_string(t->operation_id));
-	failed |= set(obj, "version", json_integer(t->version));
-	failed |= set(obj, "from", json_string(state_name(t->from)));
-	failed |= set(obj, "to", json_string(state_name(t->to)));
-	failed |= set(obj, "epoch", json_integer(t->epoch));
-	failed |= set(obj, "at", json_integer(t->at));
-	failed |= set(obj, "evidence", object_from(t->evidence));
-	failed |= set(obj, "write_id", json_string(wid));
-	text = failed ? NULL : json_dumps(obj, JSON_COMPACT);
-	json_decref(obj);
-	return text;
+	return dump(json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:o, s:s}",
+			      "operation_id", t->operation_id,
+			      "version", (json_int_t)t->version,
+			      "from", state_name(t->from),
+			      "to", state_name(t->to),
+			      "epoch", (json_int_t)t->epoch,
+			      "at", (json_int_t)t->at,
+			      "evidence", object_from(t->evidence),
+			      "write_id", wid));
 }
 
 int journal_etcd__transition_decode(const char *text,
@@ -172,12 +164,9 @@ int journal_etcd__transition_decode(const char *text,
 char *journal_etcd__tombstone_encode(const struct journal_entry *e,
 				     const char *wid)
 {
-	json_t *obj = json_pack("{s:s, s:s, s:I, s:s}", "operation_id",
-				e->operation_id, "intent_digest",
-				e->intent_digest, "purged_at",
-				(json_int_t)clock_wall_ms(), "write_id", wid);
-	char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
-
-	json_decref(obj);
-	return text;
+	return dump(json_pack("{s:s, s:s, s:I, s:s}",
+			      "operation_id", e->operation_id,
+			      "intent_digest", e->intent_digest,
+			      "purged_at", (json_int_t)clock_wall_ms(),
+			      "write_id", wid));
 }
