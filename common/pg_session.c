@@ -137,6 +137,16 @@ static void pg_drop(pg_session *p)
 	p->prepared = 0;
 }
 
+/* libpq gave up on the connection: say so with its message, then drop
+ * the connection (nothing more can be sent on it); p->unavailable. */
+static int pg_lost(pg_session *p, const char *what)
+{
+	int rc = pg_fail(p, p->unavailable, what, PQerrorMessage(p->conn));
+
+	pg_drop(p);
+	return rc;
+}
+
 /* Server notices (and a FATAL sent to an idle session) are not ours to
  * print: pg_session_live() notices a session the server closed. */
 static void pg_quiet(void *arg, const char *message)
@@ -190,12 +200,8 @@ static int pg_reply(pg_session *p, const char *what, PGresult **out)
 		}
 	}
 	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
-		int rc = pg_fail(p, p->unavailable, what,
-				 PQerrorMessage(p->conn));
-
 		PQclear(keep);
-		pg_drop(p);
-		return rc;
+		return pg_lost(p, what);
 	}
 	*out = keep;
 	return 0;
@@ -258,12 +264,8 @@ int pg_session_exec_n(pg_session *p, const char *sql, int n,
 		*out = NULL;
 	if (!(n ? PQsendQueryParams(p->conn, sql, n, NULL, params, NULL,
 				    NULL, 0) :
-		  PQsendQuery(p->conn, sql))) {
-		rc = pg_fail(p, p->unavailable, what,
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+		  PQsendQuery(p->conn, sql)))
+		return pg_lost(p, what);
 	if ((rc = pg_reply(p, what, &res)))
 		return rc;
 	if ((rc = pg_check(p, res, want, what, 0)) || !out)
@@ -299,7 +301,6 @@ static int pg_connect(pg_session *p)
 			       "dbname", NULL };
 	const char *vals[] = { PG_CONNECT_TIMEOUT_S, "fencecert", p->conninfo,
 			       NULL };
-	int rc;
 
 	pg_drop(p);
 	/* Defaults first: the URL's own values (expanded dbname) win. */
@@ -308,12 +309,8 @@ static int pg_connect(pg_session *p)
 	if (!p->conn)
 		return pg_error(p, FC_NOMEM, "out of memory connecting to "
 				"%s '%s'", p->kind, p->url);
-	if (PQstatus(p->conn) != CONNECTION_OK) {
-		rc = pg_fail(p, p->unavailable, "connect to",
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+	if (PQstatus(p->conn) != CONNECTION_OK)
+		return pg_lost(p, "connect to");
 	PQsetNoticeProcessor(p->conn, pg_quiet, NULL);
 	return pg_configure(p);
 }
@@ -350,12 +347,8 @@ int pg_session_run(pg_session *p, const struct pg_stmt *st, unsigned id,
 
 	*out = NULL;
 	if (!(p->prepared & (1u << id))) {
-		if (!PQsendPrepare(p->conn, st->name, st->sql, 0, NULL)) {
-			rc = pg_fail(p, p->unavailable, what,
-				     PQerrorMessage(p->conn));
-			pg_drop(p);
-			return rc;
-		}
+		if (!PQsendPrepare(p->conn, st->name, st->sql, 0, NULL))
+			return pg_lost(p, what);
 		/* Nothing ran yet: a failure here is not "unknown". */
 		if ((rc = pg_reply(p, what, &res)))
 			return rc;
@@ -365,12 +358,8 @@ int pg_session_run(pg_session *p, const struct pg_stmt *st, unsigned id,
 			return rc;
 		p->prepared |= 1u << id;
 	}
-	if (!PQsendQueryPrepared(p->conn, st->name, n, params, NULL, NULL, 0)) {
-		rc = pg_fail(p, p->unavailable, what,
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+	if (!PQsendQueryPrepared(p->conn, st->name, n, params, NULL, NULL, 0))
+		return pg_lost(p, what);
 	if ((rc = pg_reply(p, what, &res))) {
 		if (write)
 			pg_outcome_unknown(p);
