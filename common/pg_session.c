@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/dl_pq.h"
 #include "common/pg_session.h"
+#include "common/url_query.h"
 
 struct pg_session {
 	PGconn *conn;        /* NULL while disconnected */
@@ -439,37 +440,31 @@ static int pg_param(pg_session *p, const char *item, size_t len)
 	return 0;
 }
 
+/* url_query.h: schema= and timeout_ms= are ours. */
+static int pg_take_param(void *ctx, const char *item, size_t len)
+{
+	pg_session *p = ctx;
+	int rc;
+
+	if (strncmp(item, "schema=", 7) != 0 &&
+	    strncmp(item, "timeout_ms=", 11) != 0)
+		return 0;
+	return (rc = pg_param(p, item, len)) ? rc : 1;
+}
+
 /* Split fencecert's parameters off the URL; libpq checks the rest. */
 static int pg_parse_url(pg_session *p, const char *url)
 {
-	const char *q = strchr(url, '?'), *item;
-	size_t used = q ? (size_t)(q - url) : strlen(url);
 	PQconninfoOption *opts;
-	char sep = '?', *err = NULL;
+	char *err = NULL;
 	int rc;
 
 	p->timeout_ms = PG_TIMEOUT_MS_DEFAULT;
-	/* Zeroed: it stays a string should a parameter below be refused. */
 	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
 		return pg_error(p, FC_NOMEM, "out of memory opening "
 				"%s '%s'", p->kind, p->url);
-	memcpy(p->conninfo, url, used);
-	for (item = q ? q + 1 : ""; *item; ) {
-		size_t len = strcspn(item, "&");
-
-		if (strncmp(item, "schema=", 7) == 0 ||
-		    strncmp(item, "timeout_ms=", 11) == 0) {
-			if ((rc = pg_param(p, item, len)))
-				return rc;
-		} else if (len) {
-			p->conninfo[used++] = sep;
-			memcpy(p->conninfo + used, item, len);
-			used += len;
-			sep = '&';
-		}
-		item += len + (item[len] ? 1 : 0);
-	}
-	p->conninfo[used] = '\0';
+	if ((rc = url_query_split(url, p->conninfo, pg_take_param, p)))
+		return rc;
 	if (!(opts = PQconninfoParse(p->conninfo, &err))) {
 		/* libpq may quote the part it disliked: say nothing more
 		 * when that part could hold a password. */
