@@ -342,6 +342,40 @@ static int sq_update_state(journal *j, const struct journal_entry *cur,
 				    req->evidence);
 }
 
+/* Checks and writes one change of cur at time now, inside the write
+ * transaction sq_change() holds. */
+typedef int sq_change_fn(journal *j, const struct journal_entry *cur,
+			 const void *arg, long long now);
+
+/*
+ * cas and acquire_lease: in one write transaction, read op's entry into
+ * *cur and hand it to change(), then commit (invariants 1 and 3).  *now
+ * is read once the write lock is held.  On failure, rolled back.
+ */
+static int sq_change(journal *j, const char *op, sq_change_fn *change,
+		     const void *arg, struct journal_entry *cur,
+		     long long *now)
+{
+	int rc;
+
+	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
+		return rc;
+	*now = clock_wall_ms();
+	if ((rc = sq_lookup(j, op, cur)) || (rc = change(j, cur, arg, *now))) {
+		journal_sqlite__rollback(j);
+		return rc;
+	}
+	return journal_sqlite__commit(j);
+}
+
+static int sq_cas_change(journal *j, const struct journal_entry *cur,
+			 const void *req, long long now)
+{
+	int rc = journal__check_cas(j, cur, req);
+
+	return rc ? rc : sq_update_state(j, cur, req, now);
+}
+
 static int sq_cas(journal *j, const struct journal_cas *req,
 		  struct journal_entry *out)
 {
@@ -349,16 +383,8 @@ static int sq_cas(journal *j, const struct journal_cas *req,
 	long long now;
 	int rc;
 
-	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
-		return rc;
-	now = clock_wall_ms();
-	if ((rc = sq_lookup(j, req->operation_id, &cur)) ||
-	    (rc = journal__check_cas(j, &cur, req)) ||
-	    (rc = sq_update_state(j, &cur, req, now))) {
-		journal_sqlite__rollback(j);
-		return rc;
-	}
-	if ((rc = journal_sqlite__commit(j)))
+	if ((rc = sq_change(j, req->operation_id, sq_cas_change, req, &cur,
+			    &now)))
 		return rc;
 	cur.state = req->next;
 	cur.version++;
@@ -386,23 +412,29 @@ static int sq_update_lease(journal *j, const struct journal_entry *cur,
 	return journal_sqlite__run(j, st, "write");
 }
 
+struct sq_lease {
+	const char *owner;
+	long long ttl_ms;
+};
+
+static int sq_lease_change(journal *j, const struct journal_entry *cur,
+			   const void *arg, long long now)
+{
+	const struct sq_lease *l = arg;
+	int rc = journal__check_lease(j, cur, l->owner, now);
+
+	return rc ? rc : sq_update_lease(j, cur, l->owner, now + l->ttl_ms);
+}
+
 static int sq_acquire_lease(journal *j, const char *op, const char *owner,
 			    long long ttl_ms, struct journal_entry *out)
 {
+	struct sq_lease l = { owner, ttl_ms };
 	struct journal_entry cur;
 	long long now;
 	int rc;
 
-	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
-		return rc;
-	now = clock_wall_ms();
-	if ((rc = sq_lookup(j, op, &cur)) ||
-	    (rc = journal__check_lease(j, &cur, owner, now)) ||
-	    (rc = sq_update_lease(j, &cur, owner, now + ttl_ms))) {
-		journal_sqlite__rollback(j);
-		return rc;
-	}
-	if ((rc = journal_sqlite__commit(j)))
+	if ((rc = sq_change(j, op, sq_lease_change, &l, &cur, &now)))
 		return rc;
 	cur.lease_epoch++;
 	snprintf(cur.lease_owner, sizeof(cur.lease_owner), "%s", owner);
