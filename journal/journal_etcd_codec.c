@@ -77,6 +77,23 @@ static int state_to(json_t *v, int allow_none, enum fc_state *out)
 	return s && !state_parse(s, out) ? 0 : -1;
 }
 
+/*
+ * text as a JSON object: fields() decodes the record's own fields into
+ * rec, then the write_id every stored value carries goes to wid.  0, or
+ * -1 when anything is missing or mistyped.
+ */
+static int decode(const char *text, int (*fields)(json_t *o, void *rec),
+		  void *rec, char wid[JE_WRITE_ID_LEN + 1])
+{
+	json_t *o = json_loads(text, 0, NULL);
+	int bad = !json_is_object(o) || fields(o, rec) ||
+		  string_to(json_object_get(o, "write_id"), wid,
+			    JE_WRITE_ID_LEN + 1);
+
+	json_decref(o);
+	return bad ? -1 : 0;
+}
+
 char *journal_etcd__entry_encode(const struct journal_entry *e, const char *wid)
 {
 	return dump(json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I, s:I, "
@@ -95,33 +112,32 @@ char *journal_etcd__entry_encode(const struct journal_entry *e, const char *wid)
 			      "write_id", wid));
 }
 
+static int entry_fields(json_t *o, void *rec)
+{
+	struct journal_entry *e = rec;
+
+	return string_to(json_object_get(o, "operation_id"), e->operation_id,
+			 sizeof(e->operation_id)) ||
+	       string_to(json_object_get(o, "intent_digest"), e->intent_digest,
+			 sizeof(e->intent_digest)) ||
+	       state_to(json_object_get(o, "state"), 0, &e->state) ||
+	       int_to(json_object_get(o, "version"), &e->version) ||
+	       int_to(json_object_get(o, "lease_epoch"), &e->lease_epoch) ||
+	       string_to(json_object_get(o, "lease_owner"), e->lease_owner,
+			 sizeof(e->lease_owner)) ||
+	       int_to(json_object_get(o, "lease_expires_at"),
+		      &e->lease_expires_at) ||
+	       int_to(json_object_get(o, "created_at"), &e->created_at) ||
+	       int_to(json_object_get(o, "updated_at"), &e->updated_at) ||
+	       object_to(json_object_get(o, "meta"), e->meta) ||
+	       object_to(json_object_get(o, "evidence"), e->evidence);
+}
+
 int journal_etcd__entry_decode(const char *text, struct journal_entry *e,
 			       char wid[JE_WRITE_ID_LEN + 1])
 {
-	json_t *o = json_loads(text, 0, NULL);
-	int bad;
-
 	memset(e, 0, sizeof(*e));
-	bad = !json_is_object(o) ||
-	      string_to(json_object_get(o, "operation_id"), e->operation_id,
-			sizeof(e->operation_id)) ||
-	      string_to(json_object_get(o, "intent_digest"), e->intent_digest,
-			sizeof(e->intent_digest)) ||
-	      state_to(json_object_get(o, "state"), 0, &e->state) ||
-	      int_to(json_object_get(o, "version"), &e->version) ||
-	      int_to(json_object_get(o, "lease_epoch"), &e->lease_epoch) ||
-	      string_to(json_object_get(o, "lease_owner"), e->lease_owner,
-			sizeof(e->lease_owner)) ||
-	      int_to(json_object_get(o, "lease_expires_at"),
-		     &e->lease_expires_at) ||
-	      int_to(json_object_get(o, "created_at"), &e->created_at) ||
-	      int_to(json_object_get(o, "updated_at"), &e->updated_at) ||
-	      object_to(json_object_get(o, "meta"), e->meta) ||
-	      object_to(json_object_get(o, "evidence"), e->evidence) ||
-	      string_to(json_object_get(o, "write_id"), wid,
-			JE_WRITE_ID_LEN + 1);
-	json_decref(o);
-	return bad ? -1 : 0;
+	return decode(text, entry_fields, e, wid);
 }
 
 char *journal_etcd__transition_encode(const struct journal_transition *t,
@@ -138,27 +154,26 @@ char *journal_etcd__transition_encode(const struct journal_transition *t,
 			      "write_id", wid));
 }
 
+static int transition_fields(json_t *o, void *rec)
+{
+	struct journal_transition *t = rec;
+
+	return string_to(json_object_get(o, "operation_id"), t->operation_id,
+			 sizeof(t->operation_id)) ||
+	       int_to(json_object_get(o, "version"), &t->version) ||
+	       state_to(json_object_get(o, "from"), 1, &t->from) ||
+	       state_to(json_object_get(o, "to"), 0, &t->to) ||
+	       int_to(json_object_get(o, "epoch"), &t->epoch) ||
+	       int_to(json_object_get(o, "at"), &t->at) ||
+	       object_to(json_object_get(o, "evidence"), t->evidence);
+}
+
 int journal_etcd__transition_decode(const char *text,
 				    struct journal_transition *t,
 				    char wid[JE_WRITE_ID_LEN + 1])
 {
-	json_t *o = json_loads(text, 0, NULL);
-	int bad;
-
 	memset(t, 0, sizeof(*t));
-	bad = !json_is_object(o) ||
-	      string_to(json_object_get(o, "operation_id"), t->operation_id,
-			sizeof(t->operation_id)) ||
-	      int_to(json_object_get(o, "version"), &t->version) ||
-	      state_to(json_object_get(o, "from"), 1, &t->from) ||
-	      state_to(json_object_get(o, "to"), 0, &t->to) ||
-	      int_to(json_object_get(o, "epoch"), &t->epoch) ||
-	      int_to(json_object_get(o, "at"), &t->at) ||
-	      object_to(json_object_get(o, "evidence"), t->evidence) ||
-	      string_to(json_object_get(o, "write_id"), wid,
-			JE_WRITE_ID_LEN + 1);
-	json_decref(o);
-	return bad ? -1 : 0;
+	return decode(text, transition_fields, t, wid);
 }
 
 char *journal_etcd__tombstone_encode(const struct journal_entry *e,
