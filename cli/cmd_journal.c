@@ -475,16 +475,10 @@ static int run_subcommand(const struct subcommand *sc, int argc, char **argv)
 int cmd_journal(int argc, char **argv)
 {
 	const struct subcommand *sc;
+	int rc;
 
-	if (argc < 2) {
-		list_subcommands(stderr);
-		return CLI_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		list_subcommands(stdout);
-		return 0;
-	}
+	if ((rc = cli_help_or_dispatch(argc, argv, list_subcommands)) != CLI_DISPATCH)
+		return rc;
 	for (sc = subcommands; sc->name; sc++)
 		if (strcmp(argv[1], sc->name) == 0)
 			return run_subcommand(sc, argc - 1, argv + 1);

@@ -280,15 +280,8 @@ int cmd_recover(int argc, char **argv)
 	char cmd[32];
 	int rc;
 
-	if (argc < 2) {
-		list_subcommands(stderr);
-		return CLI_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		list_subcommands(stdout);
-		return 0;
-	}
+	if ((rc = cli_help_or_dispatch(argc, argv, list_subcommands)) != CLI_DISPATCH)
+		return rc;
 	if (!(sc = find_subcommand(argv[1]))) {
 		fprintf(stderr, "fencecert: USAGE: unknown recover subcommand "
 			"'%s'\n", argv[1]);

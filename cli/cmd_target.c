@@ -274,20 +274,18 @@ static int parse(const struct sub *s, int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+static void usage(FILE *to)
+{
+	fputs(usage_text, to);
+}
+
 int cmd_target(int argc, char **argv)
 {
 	struct opts o;
 	int rc;
 
-	if (argc < 2) {
-		fputs(usage_text, stderr);
-		return CLI_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
+	if ((rc = cli_help_or_dispatch(argc, argv, usage)) != CLI_DISPATCH)
+		return rc;
 	for (const struct sub *s = subs; s->name; s++) {
 		if (strcmp(argv[1], s->name) != 0)
 			continue;

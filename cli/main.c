@@ -54,6 +54,8 @@ static void usage(FILE *to)
 
 int main(int argc, char **argv)
 {
+	int rc;
+
 	/*
 	 * A certification execs `fencecert route` once per attempt, so what
 	 * libcrypto does at start and exit is paid thousands of times: skip
@@ -66,15 +68,8 @@ int main(int argc, char **argv)
 	/* returns at once unless started as a fork server; then returns in
 	 * each attempt it spawns, with that attempt's argv */
 	fork_server_serve(&argc, &argv, warm_up);
-	if (argc < 2) {
-		usage(stderr);
-		return CLI_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		usage(stdout);
-		return 0;
-	}
+	if ((rc = cli_help_or_dispatch(argc, argv, usage)) != CLI_DISPATCH)
+		return rc;
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("fencecert %s (%s)\n", fencecert_version, fencecert_git_rev);
 		return 0;

@@ -1,6 +1,6 @@
 /*
  * cli.c -- the helpers every subcommand shares: error lines, exit codes,
- * durations.  The dispatch table and main() are in main.c.
+ * the answer to a missing subcommand or --help, durations.  The dispatch table and main() are in main.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -61,6 +61,20 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see 'fencecert %s --help')\n", cmd);
 	return CLI_EXIT_USAGE;
+}
+
+int cli_help_or_dispatch(int argc, char **argv, void (*list)(FILE *to))
+{
+	if (argc < 2) {
+		list(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		list(stdout);
+		return 0;
+	}
+	return CLI_DISPATCH;
 }
 
 int cli_parse_ll(const char *s, long long *out)

@@ -34,6 +34,16 @@ int cli_fail(int code, const char *fmt, ...)
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The opening of a command that dispatches on a subcommand word, argv[1]:
+ * with no word, list() writes the subcommands to stderr and the answer is
+ * CLI_EXIT_USAGE; with --help, -h or help, it writes them to stdout and
+ * the answer is 0.  For any other word the answer is CLI_DISPATCH: argv[1]
+ * is the caller's to look up.
+ */
+#define CLI_DISPATCH (-1)
+int cli_help_or_dispatch(int argc, char **argv, void (*list)(FILE *to));
+
 /* Parse a duration such as "30s", "15m", "2h", "7d", "500ms" into ms.
  * 0, or FC_USAGE. */
 int cli_parse_duration(const char *s, long long *ms);

@@ -29,6 +29,7 @@
 #include "common/clock.h"
 #include "common/dl_pq.h"
 #include "common/pg_session.h"
+#include "common/url_query.h"
 
 struct pg_session {
 	PGconn *conn;        /* NULL while disconnected */
@@ -137,6 +138,16 @@ static void pg_drop(pg_session *p)
 	p->prepared = 0;
 }
 
+/* libpq gave up on the connection: say so with its message, then drop
+ * the connection (nothing more can be sent on it); p->unavailable. */
+static int pg_lost(pg_session *p, const char *what)
+{
+	int rc = pg_fail(p, p->unavailable, what, PQerrorMessage(p->conn));
+
+	pg_drop(p);
+	return rc;
+}
+
 /* Server notices (and a FATAL sent to an idle session) are not ours to
  * print: pg_session_live() notices a session the server closed. */
 static void pg_quiet(void *arg, const char *message)
@@ -190,12 +201,8 @@ static int pg_reply(pg_session *p, const char *what, PGresult **out)
 		}
 	}
 	if (PQstatus(p->conn) == CONNECTION_BAD || PQisBusy(p->conn) || !keep) {
-		int rc = pg_fail(p, p->unavailable, what,
-				 PQerrorMessage(p->conn));
-
 		PQclear(keep);
-		pg_drop(p);
-		return rc;
+		return pg_lost(p, what);
 	}
 	*out = keep;
 	return 0;
@@ -258,12 +265,8 @@ int pg_session_exec_n(pg_session *p, const char *sql, int n,
 		*out = NULL;
 	if (!(n ? PQsendQueryParams(p->conn, sql, n, NULL, params, NULL,
 				    NULL, 0) :
-		  PQsendQuery(p->conn, sql))) {
-		rc = pg_fail(p, p->unavailable, what,
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+		  PQsendQuery(p->conn, sql)))
+		return pg_lost(p, what);
 	if ((rc = pg_reply(p, what, &res)))
 		return rc;
 	if ((rc = pg_check(p, res, want, what, 0)) || !out)
@@ -299,7 +302,6 @@ static int pg_connect(pg_session *p)
 			       "dbname", NULL };
 	const char *vals[] = { PG_CONNECT_TIMEOUT_S, "fencecert", p->conninfo,
 			       NULL };
-	int rc;
 
 	pg_drop(p);
 	/* Defaults first: the URL's own values (expanded dbname) win. */
@@ -308,12 +310,8 @@ static int pg_connect(pg_session *p)
 	if (!p->conn)
 		return pg_error(p, FC_NOMEM, "out of memory connecting to "
 				"%s '%s'", p->kind, p->url);
-	if (PQstatus(p->conn) != CONNECTION_OK) {
-		rc = pg_fail(p, p->unavailable, "connect to",
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+	if (PQstatus(p->conn) != CONNECTION_OK)
+		return pg_lost(p, "connect to");
 	PQsetNoticeProcessor(p->conn, pg_quiet, NULL);
 	return pg_configure(p);
 }
@@ -350,12 +348,8 @@ int pg_session_run(pg_session *p, const struct pg_stmt *st, unsigned id,
 
 	*out = NULL;
 	if (!(p->prepared & (1u << id))) {
-		if (!PQsendPrepare(p->conn, st->name, st->sql, 0, NULL)) {
-			rc = pg_fail(p, p->unavailable, what,
-				     PQerrorMessage(p->conn));
-			pg_drop(p);
-			return rc;
-		}
+		if (!PQsendPrepare(p->conn, st->name, st->sql, 0, NULL))
+			return pg_lost(p, what);
 		/* Nothing ran yet: a failure here is not "unknown". */
 		if ((rc = pg_reply(p, what, &res)))
 			return rc;
@@ -365,12 +359,8 @@ int pg_session_run(pg_session *p, const struct pg_stmt *st, unsigned id,
 			return rc;
 		p->prepared |= 1u << id;
 	}
-	if (!PQsendQueryPrepared(p->conn, st->name, n, params, NULL, NULL, 0)) {
-		rc = pg_fail(p, p->unavailable, what,
-			     PQerrorMessage(p->conn));
-		pg_drop(p);
-		return rc;
-	}
+	if (!PQsendQueryPrepared(p->conn, st->name, n, params, NULL, NULL, 0))
+		return pg_lost(p, what);
 	if ((rc = pg_reply(p, what, &res))) {
 		if (write)
 			pg_outcome_unknown(p);
@@ -450,37 +440,31 @@ static int pg_param(pg_session *p, const char *item, size_t len)
 	return 0;
 }
 
+/* url_query.h: schema= and timeout_ms= are ours. */
+static int pg_take_param(void *ctx, const char *item, size_t len)
+{
+	pg_session *p = ctx;
+	int rc;
+
+	if (strncmp(item, "schema=", 7) != 0 &&
+	    strncmp(item, "timeout_ms=", 11) != 0)
+		return 0;
+	return (rc = pg_param(p, item, len)) ? rc : 1;
+}
+
 /* Split fencecert's parameters off the URL; libpq checks the rest. */
 static int pg_parse_url(pg_session *p, const char *url)
 {
-	const char *q = strchr(url, '?'), *item;
-	size_t used = q ? (size_t)(q - url) : strlen(url);
 	PQconninfoOption *opts;
-	char sep = '?', *err = NULL;
+	char *err = NULL;
 	int rc;
 
 	p->timeout_ms = PG_TIMEOUT_MS_DEFAULT;
-	/* Zeroed: it stays a string should a parameter below be refused. */
 	if (!(p->conninfo = calloc(strlen(url) + 1, 1)))
 		return pg_error(p, FC_NOMEM, "out of memory opening "
 				"%s '%s'", p->kind, p->url);
-	memcpy(p->conninfo, url, used);
-	for (item = q ? q + 1 : ""; *item; ) {
-		size_t len = strcspn(item, "&");
-
-		if (strncmp(item, "schema=", 7) == 0 ||
-		    strncmp(item, "timeout_ms=", 11) == 0) {
-			if ((rc = pg_param(p, item, len)))
-				return rc;
-		} else if (len) {
-			p->conninfo[used++] = sep;
-			memcpy(p->conninfo + used, item, len);
-			used += len;
-			sep = '&';
-		}
-		item += len + (item[len] ? 1 : 0);
-	}
-	p->conninfo[used] = '\0';
+	if ((rc = url_query_split(url, p->conninfo, pg_take_param, p)))
+		return rc;
 	if (!(opts = PQconninfoParse(p->conninfo, &err))) {
 		/* libpq may quote the part it disliked: say nothing more
 		 * when that part could hold a password. */

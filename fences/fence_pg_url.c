@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/url_query.h"
 #include "fences/fence_pg_impl.h"
 #include "journal/journal.h"
 
@@ -18,58 +19,50 @@ int pg_target__is_url(const char *url)
 		       strncmp(url, "postgres:", 9) == 0);
 }
 
-static int url_param(const char *item, size_t len, struct pg_target_url *u,
-		     int *taken, char *err, size_t errlen)
+struct url_take {
+	struct pg_target_url *u;
+	char *err;
+	size_t errlen;
+};
+
+/* url_query.h: fence= and probe= are ours. */
+static int take_param(void *ctx, const char *item, size_t len)
 {
-	*taken = 1;
+	struct url_take *t = ctx;
+
 	if (len == 12 && strncmp(item, "fence=pg-txn", 12) == 0)
-		u->kind = PG_FENCE_TXN;
+		t->u->kind = PG_FENCE_TXN;
 	else if (len == 12 && strncmp(item, "fence=pg-2pc", 12) == 0)
-		u->kind = PG_FENCE_2PC;
+		t->u->kind = PG_FENCE_2PC;
 	else if (len == 20 && strncmp(item, "probe=fence-row-only", 20) == 0)
-		u->row_only = 1;
+		t->u->row_only = 1;
 	else if (strncmp(item, "fence=", 6) == 0 ||
 		 strncmp(item, "probe=", 6) == 0) {
-		snprintf(err, errlen, "invalid '%.*s' in target url (expected "
-			 "fence=pg-txn, fence=pg-2pc or probe=fence-row-only)",
-			 (int)len, item);
+		snprintf(t->err, t->errlen, "invalid '%.*s' in target url "
+			 "(expected fence=pg-txn, fence=pg-2pc or "
+			 "probe=fence-row-only)", (int)len, item);
 		return FC_USAGE;
 	} else {
-		*taken = 0;
+		return 0;
 	}
-	return 0;
+	return 1;
 }
 
 int pg_target__parse_url(const char *url, struct pg_target_url *u, char *err,
 			 size_t errlen)
 {
-	const char *q = strchr(url, '?'), *item;
-	size_t used = q ? (size_t)(q - url) : strlen(url);
-	char sep = '?';
-	int rc, taken;
+	struct url_take t = { u, err, errlen };
+	int rc;
 
 	memset(u, 0, sizeof(*u));
 	if (!(u->session_url = calloc(strlen(url) + 1, 1))) {
 		snprintf(err, errlen, "out of memory opening a target");
 		return FC_NOMEM;
 	}
-	memcpy(u->session_url, url, used);
-	for (item = q ? q + 1 : ""; *item; ) {
-		size_t len = strcspn(item, "&");
-
-		if ((rc = url_param(item, len, u, &taken, err, errlen))) {
-			pg_target__url_release(u);
-			return rc;
-		}
-		if (!taken && len) {
-			u->session_url[used++] = sep;
-			memcpy(u->session_url + used, item, len);
-			used += len;
-			sep = '&';
-		}
-		item += len + (item[len] ? 1 : 0);
+	if ((rc = url_query_split(url, u->session_url, take_param, &t))) {
+		pg_target__url_release(u);
+		return rc;
 	}
-	u->session_url[used] = '\0';
 	return 0;
 }
 

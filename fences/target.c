@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "common/array.h"
 #include "fences/datafile.h"
 #include "fences/fence.h"
 #include "fences/target_etcd.h"
@@ -51,43 +52,21 @@ static int table_valid(const char *t)
 	return n <= 63;
 }
 
-/* NULL sorts first, then bytewise, as SQLite's BINARY collation does. */
-static int cmp_nullable(const char *a, const char *b)
-{
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	return strcmp(a, b);
-}
-
 /* ---- file: ----------------------------------------------------------- */
 
-struct pair {
-	char *key;      /* NULL: no key */
-	const char *op; /* owned by the file list; NULL: header-less file */
-};
-
+/* Rows as read: each key owned by v, each op by the file list (NULL:
+ * a header-less file). */
 struct collect {
-	struct pair *v;
+	struct target_pair *v;
 	size_t n, cap;
 	char **ops; /* one op string per file read */
 	size_t nops, capops;
-	const char *cur_op;
+	char *cur_op;
 };
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	p = realloc(*v, c * size);
-	if (!p)
-		return FC_NOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
+	return array_grow(v, cap, n, size, 64);
 }
 
 static int collect_row(void *ctx, const char *key, const char *payload)
@@ -113,14 +92,6 @@ static void collect_release(struct collect *c)
 		free(c->ops[i]);
 	free(c->v);
 	free(c->ops);
-}
-
-static int by_key_then_op(const void *a, const void *b)
-{
-	const struct pair *x = a, *y = b;
-	int c = cmp_nullable(x->key, y->key);
-
-	return c ? c : cmp_nullable(x->op, y->op);
 }
 
 static int by_string(const void *a, const void *b)
@@ -239,7 +210,7 @@ static int fs_rows(const char *dir, const char *table, target_row_fn fn,
 {
 	struct collect c = { 0 };
 	char tdir[PATH_MAX], **files;
-	size_t nfiles, i, j;
+	size_t nfiles, i;
 	int rc;
 
 	if (snprintf(tdir, sizeof(tdir), "%s/%s", dir, table) >=
@@ -253,14 +224,8 @@ static int fs_rows(const char *dir, const char *table, target_row_fn fn,
 	for (i = 0; i < nfiles && !rc; i++)
 		rc = fs_collect_file(&c, files[i], err, errlen);
 	free_names(files, nfiles);
-	if (!rc && c.n)
-		qsort(c.v, c.n, sizeof(*c.v), by_key_then_op);
-	for (i = 0; !rc && i < c.n; i = j) {
-		for (j = i + 1; j < c.n && by_key_then_op(&c.v[i], &c.v[j]) == 0;
-		     j++)
-			;
-		rc = fn(ctx, c.v[i].key, c.v[i].op, (long long)(j - i));
-	}
+	if (!rc)
+		rc = target__report_rows(c.v, c.n, fn, ctx);
 	collect_release(&c);
 	return rc;
 }

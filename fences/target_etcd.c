@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/etcd_client.h"
 #include "fences/etcd_layout.h"
 #include "fences/target_etcd.h"
+#include "fences/target_impl.h"
 
 #define PAGE 1000
 
@@ -109,38 +111,16 @@ static int scan(struct reader *r, const char *dir, visit_fn visit, void *arg)
 	return rc;
 }
 
-static int cmp_nullable(const char *a, const char *b)
-{
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	return strcmp(a, b);
-}
-
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	p = realloc(*v, c * size);
-	if (!p)
-		return FC_NOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
+	return array_grow(v, cap, n, size, 64);
 }
 
 /* ---- rows ------------------------------------------------------------ */
 
-struct row {
-	char *key;
-	char *op; /* NULL: not written by the fence */
-};
-
+/* Each row owns its key and op (NULL: not written by the fence). */
 struct rows {
-	struct row *v;
+	struct target_pair *v;
 	size_t n, cap;
 };
 
@@ -148,7 +128,7 @@ static int collect_row(struct reader *r, const char *rest,
 		       const struct etcd_kv *kv, void *arg)
 {
 	struct rows *rows = arg;
-	struct row *row;
+	struct target_pair *row;
 
 	(void)kv;
 	if (grow((void **)&rows->v, &rows->cap, rows->n, sizeof(*rows->v)))
@@ -160,57 +140,22 @@ static int collect_row(struct reader *r, const char *rest,
 	return 0;
 }
 
-static int by_key_then_op(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	int c = cmp_nullable(x->key, y->key);
-
-	return c ? c : cmp_nullable(x->op, y->op);
-}
-
-static int table_valid(const char *t)
-{
-	size_t n = 0;
-
-	if (!t || !((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') ||
-		    *t == '_'))
-		return 0;
-	for (; t[n]; n++)
-		if (!((t[n] >= 'A' && t[n] <= 'Z') ||
-		      (t[n] >= 'a' && t[n] <= 'z') ||
-		      (t[n] >= '0' && t[n] <= '9') || t[n] == '_'))
-			return 0;
-	return n <= 63;
-}
-
 int target_etcd_rows(const char *url, const char *table, target_row_fn fn,
 		     void *ctx, char *err, size_t errlen)
 {
 	struct rows rows = { 0 };
 	struct reader r;
 	char *dir = NULL;
-	size_t i, j;
 	int rc;
 
-	if (!table_valid(table)) {
-		snprintf(err, errlen, "invalid table name '%s'",
-			 table ? table : "");
-		return FC_USAGE;
-	}
 	rc = reader_open(&r, url, err, errlen);
 	if (!rc && !(dir = etcd_layout_rows_dir(&r.where, table)))
 		rc = nomem(&r);
 	if (!rc)
 		rc = scan(&r, dir, collect_row, &rows);
-	if (!rc && rows.n)
-		qsort(rows.v, rows.n, sizeof(*rows.v), by_key_then_op);
-	for (i = 0; !rc && i < rows.n; i = j) {
-		for (j = i + 1; j < rows.n &&
-		     by_key_then_op(&rows.v[i], &rows.v[j]) == 0; j++)
-			;
-		rc = fn(ctx, rows.v[i].key, rows.v[i].op, (long long)(j - i));
-	}
-	for (i = 0; i < rows.n; i++) {
+	if (!rc)
+		rc = target__report_rows(rows.v, rows.n, fn, ctx);
+	for (size_t i = 0; i < rows.n; i++) {
 		free(rows.v[i].key);
 		free(rows.v[i].op);
 	}

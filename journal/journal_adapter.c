@@ -1,7 +1,7 @@
 /*
  * journal_adapter.c -- what the port lends every adapter (journal_impl.h):
- * the error slot of a handle, the CAS rules, the journal's clock and the
- * redaction of URLs in messages.
+ * the error slot of a handle, the CAS rules, the create and lease rules
+ * and the redaction of URLs in messages.
  *
  * It sits below both the port (journal.c, which dispatches to the
  * adapters) and the adapters, so neither calls back into the other.
@@ -10,12 +10,17 @@
  *  1. journal__check_cas() is the only place that decides whether a CAS
  *     may be applied; adapters call it inside their atomic step.
  *  2. Messages never carry a URL password (journal_redact_url()).
+ *  3. Intent and lease conflicts are decided, and worded, by
+ *     journal__check_intent() and journal__check_lease() for every
+ *     adapter; an adapter that builds a new entry in C (SQLite, etcd)
+ *     builds it with journal__new_entry().
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "journal/journal_impl.h"
 
 int journal__fail(journal *j, int code, const char *fmt, ...)
@@ -81,8 +86,46 @@ int journal__check_cas(journal *j, const struct journal_entry *cur,
 	return 0;
 }
 
-/* ---- helpers ------------------------------------------------------------ */
+/* ---- create and lease --------------------------------------------------- */
 
+void journal__new_entry(struct journal_entry *e, const char *op,
+			const char *intent, const char *meta)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->operation_id, sizeof(e->operation_id), "%s", op);
+	snprintf(e->intent_digest, sizeof(e->intent_digest), "%s", intent);
+	snprintf(e->meta, sizeof(e->meta), "%s", meta);
+	strcpy(e->evidence, "{}");
+	e->state = FC_PREPARING;
+	e->version = 1;
+	e->created_at = e->updated_at = clock_wall_ms();
+}
+
+int journal__check_intent(journal *j, const struct journal_entry *cur,
+			  const char *intent)
+{
+	if (strcmp(cur->intent_digest, intent) != 0)
+		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict on "
+				     "'%s': journal holds '%s', caller has '%s'",
+				     cur->operation_id, cur->intent_digest,
+				     intent);
+	return 0;
+}
+
+int journal__check_lease(journal *j, const struct journal_entry *cur,
+			 const char *owner, long long now)
+{
+	if (cur->lease_owner[0] && strcmp(cur->lease_owner, owner) != 0 &&
+	    cur->lease_expires_at > now)
+		return journal__fail(j, FC_LEASE_HELD, "lease on '%s' is held by "
+				     "'%s' (epoch %lld) for another %lld ms",
+				     cur->operation_id, cur->lease_owner,
+				     cur->lease_epoch,
+				     cur->lease_expires_at - now);
+	return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
 
 /* Append n bytes of s to out (always NUL-terminated, truncating). */
 static void put(char *out, size_t outlen, size_t *used, const char *s,

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "journal/journal_etcd_impl.h"
 
 int journal_etcd__client_fail(journal *j, int rc, const char *what)
@@ -260,16 +261,8 @@ int journal_etcd__scan(journal *j, const char *prefix,
 int journal_etcd__grow(journal *j, void **arr, size_t *cap, size_t n,
 		       size_t elem)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 8;
-	if (ncap > ((size_t)-1) / elem || !(p = realloc(*arr, ncap * elem)))
+	if (array_grow(arr, cap, n, elem, 8))
 		return journal__fail(j, FC_NOMEM, "out of memory reading "
 				     "journal '%s'", je_of(j)->url);
-	*arr = p;
-	*cap = ncap;
 	return 0;
 }

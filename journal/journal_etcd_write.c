@@ -147,11 +147,10 @@ static int settle(journal *j, const char *op, const char *hist, long long guard,
 static int existing(journal *j, const struct je_cur *cur, const char *intent,
 		    struct journal_entry *out, int *created)
 {
-	if (strcmp(cur->e.intent_digest, intent) != 0)
-		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict "
-				     "on '%s': journal holds '%s', caller has "
-				     "'%s'", cur->e.operation_id,
-				     cur->e.intent_digest, intent);
+	int rc = journal__check_intent(j, &cur->e, intent);
+
+	if (rc)
+		return rc;
 	*out = cur->e;
 	*created = 0;
 	return 0;
@@ -230,14 +229,7 @@ int journal_etcd__create_or_get(journal *j, const char *op, const char *intent,
 	if ((rc = journal_etcd__ready(j)) ||
 	    (rc = journal_etcd__write_id(j, wid)))
 		return rc;
-	memset(&e, 0, sizeof(e));
-	snprintf(e.operation_id, sizeof(e.operation_id), "%s", op);
-	snprintf(e.intent_digest, sizeof(e.intent_digest), "%s", intent);
-	snprintf(e.meta, sizeof(e.meta), "%s", meta);
-	strcpy(e.evidence, "{}");
-	e.state = FC_PREPARING;
-	e.version = 1;
-	e.created_at = e.updated_at = clock_wall_ms();
+	journal__new_entry(&e, op, intent, meta);
 	key_op(s, op, key);
 	key_hist(s, op, 1, hist);
 	snprintf(tomb, sizeof(tomb), "%s/purged/%s", s->prefix, op);
@@ -482,15 +474,11 @@ static int decide_lease(journal *j, const struct journal_entry *cur,
 {
 	const struct lease_req *req = arg;
 	long long now = clock_wall_ms();
+	int rc;
 
 	(void)tr;
-	if (cur->lease_owner[0] && strcmp(cur->lease_owner, req->owner) != 0 &&
-	    cur->lease_expires_at > now)
-		return journal__fail(j, FC_LEASE_HELD, "lease on '%s' is held "
-				     "by '%s' (epoch %lld) for another %lld ms",
-				     cur->operation_id, cur->lease_owner,
-				     cur->lease_epoch,
-				     cur->lease_expires_at - now);
+	if ((rc = journal__check_lease(j, cur, req->owner, now)))
+		return rc;
 	*next = *cur;
 	next->lease_epoch = cur->lease_epoch + 1;
 	snprintf(next->lease_owner, sizeof(next->lease_owner), "%s",

@@ -58,6 +58,24 @@ int journal__fail(journal *j, int code, const char *fmt, ...)
 int journal__check_cas(journal *j, const struct journal_entry *cur,
 		       const struct journal_cas *req);
 
+/*
+ * The entry create_or_get() makes for op: PREPARING at version 1, no
+ * lease, evidence "{}", created and updated now (clock_wall_ms()).
+ */
+void journal__new_entry(struct journal_entry *e, const char *op,
+			const char *intent, const char *meta);
+
+/* create_or_get() on an existing entry: it is handed out only to the same
+ * intent.  0, or FC_INTENT_CONFLICT with a message on j. */
+int journal__check_intent(journal *j, const struct journal_entry *cur,
+			  const char *intent);
+
+/* acquire_lease(): owner may take the lease on cur at time now unless
+ * another owner's lease is still running.  0, or FC_LEASE_HELD with a
+ * message on j. */
+int journal__check_lease(journal *j, const struct journal_entry *cur,
+			 const char *owner, long long now);
+
 extern const struct journal_ops journal_sqlite_ops;
 extern const struct journal_ops journal_pg_ops;
 extern const struct journal_ops journal_etcd_ops;

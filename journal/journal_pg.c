@@ -615,10 +615,8 @@ static int pg_create_or_get(journal *j, const char *op, const char *intent,
 				     "from journal '%s' after completing; "
 				     "refusing to create it again", op,
 				     pg_url(j));
-	if (!made && strcmp(e.intent_digest, intent) != 0)
-		return journal__fail(j, FC_INTENT_CONFLICT, "intent conflict on "
-				     "'%s': journal holds '%s', caller has '%s'",
-				     op, e.intent_digest, intent);
+	if (!made && (rc = journal__check_intent(j, &e, intent)))
+		return rc;
 	*out = e;
 	*created = made;
 	return 0;
@@ -635,6 +633,32 @@ static int pg_get(journal *j, const char *op, struct journal_entry *out)
 	return 0;
 }
 
+/*
+ * Run a guarded write (one statement that changes the entry and returns
+ * it when its guard holds): 1 when it applied, with the entry in *out; 0
+ * when the guard refused (no row); or an error.
+ */
+static int pg_guarded_write(journal *j, enum pg_stmt_id id, int n,
+			    const char *const *params, struct journal_entry *out)
+{
+	struct journal_entry e;
+	PGresult *res;
+	int rc;
+
+	if ((rc = pg_run(j, id, n, params, "write", &res)))
+		return rc;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return 0;
+	}
+	rc = pg_row_entry(j, res, 0, 0, &e);
+	PQclear(res);
+	if (rc)
+		return rc;
+	*out = e;
+	return 1;
+}
+
 static int pg_cas(journal *j, const struct journal_cas *req,
 		  struct journal_entry *out)
 {
@@ -644,7 +668,6 @@ static int pg_cas(journal *j, const struct journal_cas *req,
 				 state_name(req->next), req->evidence, epoch,
 				 now };
 	struct journal_entry cur;
-	PGresult *res;
 	int rc;
 
 	if ((rc = pg_ready(j)))
@@ -656,17 +679,8 @@ static int pg_cas(journal *j, const struct journal_cas *req,
 	snprintf(epoch, sizeof(epoch), "%lld", req->epoch);
 	snprintf(now, sizeof(now), "%lld", clock_wall_ms());
 	for (int i = 0; i < PG_CAS_TRIES; i++) {
-		if ((rc = pg_run(j, PG_CAS, 7, params, "write",
-				 &res)))
-			return rc;
-		if (PQntuples(res) == 1) {
-			rc = pg_row_entry(j, res, 0, 0, &cur);
-			PQclear(res);
-			if (!rc)
-				*out = cur;
-			return rc;
-		}
-		PQclear(res);
+		if ((rc = pg_guarded_write(j, PG_CAS, 7, params, out)))
+			return rc < 0 ? rc : 0;
 		/* Refused: a fresh read names why (invariant 2). */
 		if ((rc = pg_lookup(j, req->operation_id, &cur)) ||
 		    (rc = journal__check_cas(j, &cur, req)))
@@ -742,7 +756,6 @@ static int pg_acquire_lease(journal *j, const char *op, const char *owner,
 	const char *params[] = { op, owner, now, ttl };
 	struct journal_entry cur;
 	long long t = clock_wall_ms();
-	PGresult *res;
 	int rc;
 
 	if ((rc = pg_ready(j)))
@@ -750,25 +763,11 @@ static int pg_acquire_lease(journal *j, const char *op, const char *owner,
 	snprintf(now, sizeof(now), "%lld", t);
 	snprintf(ttl, sizeof(ttl), "%lld", ttl_ms);
 	for (int i = 0; i < PG_CAS_TRIES; i++) {
-		if ((rc = pg_run(j, PG_LEASE, 4, params, "write", &res)))
+		if ((rc = pg_guarded_write(j, PG_LEASE, 4, params, out)))
+			return rc < 0 ? rc : 0;
+		if ((rc = pg_lookup(j, op, &cur)) ||
+		    (rc = journal__check_lease(j, &cur, owner, t)))
 			return rc;
-		if (PQntuples(res) == 1) {
-			rc = pg_row_entry(j, res, 0, 0, &cur);
-			PQclear(res);
-			if (!rc)
-				*out = cur;
-			return rc;
-		}
-		PQclear(res);
-		if ((rc = pg_lookup(j, op, &cur)))
-			return rc;
-		if (cur.lease_owner[0] && strcmp(cur.lease_owner, owner) != 0 &&
-		    cur.lease_expires_at > t)
-			return journal__fail(j, FC_LEASE_HELD, "lease on '%s' is "
-					     "held by '%s' (epoch %lld) for "
-					     "another %lld ms", op,
-					     cur.lease_owner, cur.lease_epoch,
-					     cur.lease_expires_at - t);
 	}
 	return journal__fail(j, FC_JOURNAL_UNAVAILABLE, "lease on '%s' kept "
 			     "changing in journal '%s'", op,

@@ -45,24 +45,38 @@
 
 #define SQ_BUSY_MS_DEFAULT 10000
 
+/*
+ * Look op up with statement id: 1 when it has a row (st stands on it; the
+ * caller reads it and resets st), 0 when it has none, or an error; st is
+ * reset unless the answer is 1.
+ */
+static int sq_find(journal *j, enum journal_sqlite_stmt id, const char *op,
+		   sqlite3_stmt **st)
+{
+	int rc, step;
+
+	if ((rc = journal_sqlite__prepare_op(j, id, op, st)))
+		return rc;
+	step = sqlite3_step(*st);
+	if (step == SQLITE_ROW)
+		return 1;
+	rc = step == SQLITE_DONE ? 0 : journal_sqlite__fail(j, step, "read");
+	sqlite3_reset(*st);
+	return rc;
+}
+
 static int sq_lookup(journal *j, const char *op, struct journal_entry *e)
 {
 	struct journal_sqlite *s = j->impl;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc = sq_find(j, SQ_GET, op, &st);
 
-	if ((rc = journal_sqlite__prepare(j, SQ_GET, &st)) ||
-	    (rc = journal_sqlite__bound(j, sqlite3_bind_text(st, 1, op, -1,
-						      SQLITE_STATIC))))
+	if (rc == 0)
+		return journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
+				     "in journal '%s'", op, s->path);
+	if (rc < 0)
 		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		rc = journal_sqlite__row_entry(j, st, e);
-	else if (step == SQLITE_DONE)
-		rc = journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
-				   "in journal '%s'", op, s->path);
-	else
-		rc = journal_sqlite__fail(j, step, "read");
+	rc = journal_sqlite__row_entry(j, st, e);
 	sqlite3_reset(st);
 	return rc;
 }
@@ -73,21 +87,14 @@ static int sq_check_tombstone(journal *j, const char *op)
 {
 	struct journal_sqlite *s = j->impl;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc = sq_find(j, SQ_PURGED_LOOKUP, op, &st);
 
-	if ((rc = journal_sqlite__prepare(j, SQ_PURGED_LOOKUP, &st)) ||
-	    (rc = journal_sqlite__bound(j, sqlite3_bind_text(st, 1, op, -1,
-						      SQLITE_STATIC))))
+	if (rc <= 0)
 		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		rc = journal__fail(j, FC_PURGED, "operation '%s' was purged from "
-				   "journal '%s' after completing; refusing to "
-				   "create it again", op, s->path);
-	else if (step != SQLITE_DONE)
-		rc = journal_sqlite__fail(j, step, "read");
 	sqlite3_reset(st);
-	return rc;
+	return journal__fail(j, FC_PURGED, "operation '%s' was purged from "
+			     "journal '%s' after completing; refusing to "
+			     "create it again", op, s->path);
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -273,13 +280,8 @@ static int sq_create_or_get(journal *j, const char *op, const char *intent,
 	rc = sq_lookup(j, op, &e);
 	if (rc != FC_NOT_FOUND) {
 		journal_sqlite__rollback(j);
-		if (rc)
+		if (rc || (rc = journal__check_intent(j, &e, intent)))
 			return rc;
-		if (strcmp(e.intent_digest, intent) != 0)
-			return journal__fail(j, FC_INTENT_CONFLICT, "intent "
-					     "conflict on '%s': journal holds "
-					     "'%s', caller has '%s'", op,
-					     e.intent_digest, intent);
 		*out = e;
 		*created = 0;
 		return 0;
@@ -288,14 +290,7 @@ static int sq_create_or_get(journal *j, const char *op, const char *intent,
 		journal_sqlite__rollback(j);
 		return rc;
 	}
-	memset(&e, 0, sizeof(e));
-	snprintf(e.operation_id, sizeof(e.operation_id), "%s", op);
-	snprintf(e.intent_digest, sizeof(e.intent_digest), "%s", intent);
-	snprintf(e.meta, sizeof(e.meta), "%s", meta);
-	strcpy(e.evidence, "{}");
-	e.state = FC_PREPARING;
-	e.version = 1;
-	e.created_at = e.updated_at = clock_wall_ms();
+	journal__new_entry(&e, op, intent, meta);
 	if ((rc = sq_insert_entry(j, &e))) {
 		journal_sqlite__rollback(j);
 		return rc;
@@ -347,6 +342,40 @@ static int sq_update_state(journal *j, const struct journal_entry *cur,
 				    req->evidence);
 }
 
+/* Checks and writes one change of cur at time now, inside the write
+ * transaction sq_change() holds. */
+typedef int sq_change_fn(journal *j, const struct journal_entry *cur,
+			 const void *arg, long long now);
+
+/*
+ * cas and acquire_lease: in one write transaction, read op's entry into
+ * *cur and hand it to change(), then commit (invariants 1 and 3).  *now
+ * is read once the write lock is held.  On failure, rolled back.
+ */
+static int sq_change(journal *j, const char *op, sq_change_fn *change,
+		     const void *arg, struct journal_entry *cur,
+		     long long *now)
+{
+	int rc;
+
+	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
+		return rc;
+	*now = clock_wall_ms();
+	if ((rc = sq_lookup(j, op, cur)) || (rc = change(j, cur, arg, *now))) {
+		journal_sqlite__rollback(j);
+		return rc;
+	}
+	return journal_sqlite__commit(j);
+}
+
+static int sq_cas_change(journal *j, const struct journal_entry *cur,
+			 const void *req, long long now)
+{
+	int rc = journal__check_cas(j, cur, req);
+
+	return rc ? rc : sq_update_state(j, cur, req, now);
+}
+
 static int sq_cas(journal *j, const struct journal_cas *req,
 		  struct journal_entry *out)
 {
@@ -354,16 +383,8 @@ static int sq_cas(journal *j, const struct journal_cas *req,
 	long long now;
 	int rc;
 
-	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
-		return rc;
-	now = clock_wall_ms();
-	if ((rc = sq_lookup(j, req->operation_id, &cur)) ||
-	    (rc = journal__check_cas(j, &cur, req)) ||
-	    (rc = sq_update_state(j, &cur, req, now))) {
-		journal_sqlite__rollback(j);
-		return rc;
-	}
-	if ((rc = journal_sqlite__commit(j)))
+	if ((rc = sq_change(j, req->operation_id, sq_cas_change, req, &cur,
+			    &now)))
 		return rc;
 	cur.state = req->next;
 	cur.version++;
@@ -391,28 +412,29 @@ static int sq_update_lease(journal *j, const struct journal_entry *cur,
 	return journal_sqlite__run(j, st, "write");
 }
 
+struct sq_lease {
+	const char *owner;
+	long long ttl_ms;
+};
+
+static int sq_lease_change(journal *j, const struct journal_entry *cur,
+			   const void *arg, long long now)
+{
+	const struct sq_lease *l = arg;
+	int rc = journal__check_lease(j, cur, l->owner, now);
+
+	return rc ? rc : sq_update_lease(j, cur, l->owner, now + l->ttl_ms);
+}
+
 static int sq_acquire_lease(journal *j, const char *op, const char *owner,
 			    long long ttl_ms, struct journal_entry *out)
 {
+	struct sq_lease l = { owner, ttl_ms };
 	struct journal_entry cur;
 	long long now;
 	int rc;
 
-	if ((rc = journal_sqlite__ready(j)) || (rc = journal_sqlite__begin(j)))
-		return rc;
-	now = clock_wall_ms();
-	rc = sq_lookup(j, op, &cur);
-	if (!rc && cur.lease_owner[0] && strcmp(cur.lease_owner, owner) != 0 &&
-	    cur.lease_expires_at > now)
-		rc = journal__fail(j, FC_LEASE_HELD, "lease on '%s' is held by "
-				   "'%s' (epoch %lld) for another %lld ms", op,
-				   cur.lease_owner, cur.lease_epoch,
-				   cur.lease_expires_at - now);
-	if (rc || (rc = sq_update_lease(j, &cur, owner, now + ttl_ms))) {
-		journal_sqlite__rollback(j);
-		return rc;
-	}
-	if ((rc = journal_sqlite__commit(j)))
+	if ((rc = sq_change(j, op, sq_lease_change, &l, &cur, &now)))
 		return rc;
 	cur.lease_epoch++;
 	snprintf(cur.lease_owner, sizeof(cur.lease_owner), "%s", owner);

@@ -64,6 +64,10 @@ int journal_sqlite__fail(journal *j, int rc, const char *what);
 int journal_sqlite__bound(journal *j, int rc);
 int journal_sqlite__prepare(journal *j, enum journal_sqlite_stmt id,
 			    sqlite3_stmt **out);
+/* journal_sqlite__prepare() with op bound to ?1 (the statements that look
+ * up one operation). */
+int journal_sqlite__prepare_op(journal *j, enum journal_sqlite_stmt id,
+			       const char *op, sqlite3_stmt **out);
 /* Step a statement whose rows are not wanted; always resets it. */
 int journal_sqlite__run(journal *j, sqlite3_stmt *st, const char *what);
 int journal_sqlite__begin(journal *j); /* BEGIN IMMEDIATE */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "journal/journal_sqlite_impl.h"
 
@@ -36,19 +37,79 @@ static int sq_row_transition(journal *j, sqlite3_stmt *st, const char *op,
 static int sq_grow(journal *j, void **arr, size_t *cap, size_t n, size_t elem)
 {
 	struct journal_sqlite *s = j->impl;
-	size_t ncap;
-	void *p;
 
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 8;
-	if (ncap > SIZE_MAX / elem ||
-	    !(p = realloc(*arr, ncap * elem)))
+	if (array_grow(arr, cap, n, elem, 8))
 		return journal__fail(j, FC_NOMEM, "out of memory reading "
 				     "journal '%s'", s->path);
-	*arr = p;
-	*cap = ncap;
 	return 0;
+}
+
+/* Decode the row st stands on into item: 1 keeps it, 0 leaves it out,
+ * or an error. */
+typedef int sq_row_fn(journal *j, sqlite3_stmt *st, void *item,
+		      const void *arg);
+
+/*
+ * Step st to its end, decoding each row into an array of elem-byte items;
+ * resets st.  0 with the array in *out (the caller frees it; NULL when
+ * there was no row) and the number of rows kept in *n, or an error with
+ * nothing handed out.
+ */
+static int sq_collect(journal *j, sqlite3_stmt *st, size_t elem,
+		      sq_row_fn *row, const void *arg, void **out, size_t *n)
+{
+	void *arr = NULL;
+	size_t count = 0, cap = 0;
+	int rc = 0, step, kept;
+
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((rc = sq_grow(j, &arr, &cap, count, elem)))
+			break;
+		if ((kept = row(j, st, (char *)arr + count * elem, arg)) < 0) {
+			rc = kept;
+			break;
+		}
+		count += (size_t)kept;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = journal_sqlite__fail(j, step, "read");
+	sqlite3_reset(st);
+	if (rc) {
+		free(arr);
+		return rc;
+	}
+	*out = arr;
+	*n = count;
+	return 0;
+}
+
+static int keep_transition(journal *j, sqlite3_stmt *st, void *item,
+			   const void *op)
+{
+	int rc = sq_row_transition(j, st, op, item);
+
+	return rc ? rc : 1;
+}
+
+/* The state filter runs here, not in SQL: an index on state would cost
+ * every CAS a second page write for a rare query. */
+static int keep_listed(journal *j, sqlite3_stmt *st, void *item,
+		       const void *filter)
+{
+	const struct journal_filter *f = filter;
+	struct journal_entry *e = item;
+	int rc = journal_sqlite__row_entry(j, st, e);
+
+	if (rc)
+		return rc;
+	return !f->states || (f->states & STATE_BIT(e->state));
+}
+
+static int keep_id(journal *j, sqlite3_stmt *st, void *item, const void *arg)
+{
+	int rc = journal_sqlite__text(j, st, 0, item, JOURNAL_ID_MAX);
+
+	return rc ? rc : 1;
 }
 
 int journal_sqlite__history(journal *j, const char *op,
@@ -56,33 +117,21 @@ int journal_sqlite__history(journal *j, const char *op,
 {
 	struct journal_transition *arr = NULL;
 	struct journal_sqlite *s = j->impl;
-	size_t count = 0, cap = 0;
+	size_t count = 0;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc;
 
 	if ((rc = journal_sqlite__ready(j)) ||
-	    (rc = journal_sqlite__prepare(j, SQ_HISTORY, &st)) ||
-	    (rc = journal_sqlite__bound(j, sqlite3_bind_text(st, 1, op, -1,
-						      SQLITE_STATIC))))
+	    (rc = journal_sqlite__prepare_op(j, SQ_HISTORY, op, &st)) ||
+	    (rc = sq_collect(j, st, sizeof(*arr), keep_transition, op,
+			     (void **)&arr, &count)))
 		return rc;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((rc = sq_grow(j, (void **)&arr, &cap, count,
-				   sizeof(*arr))) ||
-		    (rc = sq_row_transition(j, st, op, &arr[count])))
-			break;
-		count++;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = journal_sqlite__fail(j, step, "read");
-	sqlite3_reset(st);
 	/* create writes the first row with the entry, so no rows means no
 	 * operation, in the same snapshot. */
-	if (!rc && count == 0)
-		rc = journal__fail(j, FC_NOT_FOUND, "operation '%s' not found "
-				   "in journal '%s'", op, s->path);
-	if (rc) {
+	if (count == 0) {
 		free(arr);
-		return rc;
+		return journal__fail(j, FC_NOT_FOUND, "operation '%s' not "
+				     "found in journal '%s'", op, s->path);
 	}
 	*out = arr;
 	*n = count;
@@ -92,67 +141,28 @@ int journal_sqlite__history(journal *j, const char *op,
 int journal_sqlite__list(journal *j, const struct journal_filter *f,
 			 struct journal_entry **out, size_t *n)
 {
-	struct journal_entry *arr = NULL;
-	size_t count = 0, cap = 0;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc;
 
 	if ((rc = journal_sqlite__ready(j)) ||
 	    (rc = journal_sqlite__prepare(j, SQ_LIST, &st)) ||
 	    (rc = journal_sqlite__bound(j, sqlite3_bind_int64(st, 1,
-						       f->updated_before))))
+							       f->updated_before))))
 		return rc;
-	/* The state filter runs here, not in SQL: an index on state would
-	 * cost every CAS a second page write for a rare query. */
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((rc = sq_grow(j, (void **)&arr, &cap, count,
-				   sizeof(*arr))) ||
-		    (rc = journal_sqlite__row_entry(j, st, &arr[count])))
-			break;
-		if (!f->states || (f->states & STATE_BIT(arr[count].state)))
-			count++;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = journal_sqlite__fail(j, step, "read");
-	sqlite3_reset(st);
-	if (rc) {
-		free(arr);
-		return rc;
-	}
-	*out = arr;
-	*n = count;
-	return 0;
+	return sq_collect(j, st, sizeof(**out), keep_listed, f, (void **)out,
+			  n);
 }
 
 static int sq_purge_ids(journal *j, long long before,
 			char (**ids)[JOURNAL_ID_MAX], size_t *n)
 {
-	char (*arr)[JOURNAL_ID_MAX] = NULL;
-	size_t count = 0, cap = 0;
 	sqlite3_stmt *st;
-	int rc, step;
+	int rc;
 
 	if ((rc = journal_sqlite__prepare(j, SQ_PURGE_SELECT, &st)) ||
 	    (rc = journal_sqlite__bound(j, sqlite3_bind_int64(st, 1, before))))
 		return rc;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((rc = sq_grow(j, (void **)&arr, &cap, count,
-				   sizeof(*arr))) ||
-		    (rc = journal_sqlite__text(j, st, 0, arr[count],
-					       sizeof(*arr))))
-			break;
-		count++;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = journal_sqlite__fail(j, step, "read");
-	sqlite3_reset(st);
-	if (rc) {
-		free(arr);
-		return rc;
-	}
-	*ids = arr;
-	*n = count;
-	return 0;
+	return sq_collect(j, st, sizeof(**ids), keep_id, NULL, (void **)ids, n);
 }
 
 /* Tombstones first: they are selected from the rows about to go. */

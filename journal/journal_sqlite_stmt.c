@@ -95,6 +95,17 @@ int journal_sqlite__prepare(journal *j, enum journal_sqlite_stmt id,
 	return 0;
 }
 
+int journal_sqlite__prepare_op(journal *j, enum journal_sqlite_stmt id,
+			       const char *op, sqlite3_stmt **out)
+{
+	int rc;
+
+	if ((rc = journal_sqlite__prepare(j, id, out)))
+		return rc;
+	return journal_sqlite__bound(j, sqlite3_bind_text(*out, 1, op, -1,
+							  SQLITE_STATIC));
+}
+
 /* Step a statement that returns no rows (or ignore its rows); reset it. */
 int journal_sqlite__run(journal *j, sqlite3_stmt *st, const char *what)
 {

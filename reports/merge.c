@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/check/report_summary.h"
 #include "harness/check/verdict.h"
 #include "reports/merge.h"
 #include "reports/rview.h"
@@ -461,24 +462,6 @@ nomem:
 
 /* --- the merged report ------------------------------------------------------------- */
 
-static json_t *summary(const json_t *routes)
-{
-	json_t *by = json_object(), *r;
-	size_t i, met_n = 0, sched = 0, viol = 0;
-
-	json_array_foreach(routes, i, r) {
-		const char *v = rview_str(r, "verdict");
-		json_object_set_new(by, v, json_integer(rview_int(by, v, 0) + 1));
-		met_n += json_is_true(json_object_get(r, "expectation_met"));
-		sched += json_array_size(rview_arr(r, "schedules"));
-		viol += json_array_size(rview_arr(r, "violations"));
-	}
-	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "routes",
-			 (json_int_t)json_array_size(routes), "expectations_met",
-			 (json_int_t)met_n, "schedules", (json_int_t)sched,
-			 "violations", (json_int_t)viol, "verdicts", by);
-}
-
 static json_t *build(struct merge *m)
 {
 	json_t *first = m->in[0], *out, *routes = json_array(), *from = json_array();
@@ -510,7 +493,8 @@ static json_t *build(struct merge *m)
 			"duration_ms", (json_int_t)(end - start),
 			"merged_from", from);
 	if (out && json_object_set_new(out, "summary",
-				       summary(json_object_get(out, "routes")))) {
+				       report_summary(json_object_get(out,
+								      "routes")))) {
 		json_decref(out);
 		return NULL;
 	}

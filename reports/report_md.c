@@ -30,21 +30,33 @@ static const char *verdict_icon(const char *name)
 	}
 }
 
-/* A fenced block, every line indented so it stays inside a list item. */
-static void code_block(FILE *out, const char *indent, const char *lang,
-		       const char *text)
+static size_t longest_backtick_run(const char *text)
 {
-	size_t run = 0, longest = 0, fence;
+	size_t run = 0, longest = 0;
 
 	for (const char *p = text; *p; p++) {
 		run = *p == '`' ? run + 1 : 0;
 		if (run > longest)
 			longest = run;
 	}
-	fence = longest < 3 ? 3 : longest + 1;
-	fputs(indent, out);
-	for (size_t i = 0; i < fence; i++)
+	return longest;
+}
+
+static void backticks(FILE *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
 		fputc('`', out);
+}
+
+/* A fenced block, every line indented so it stays inside a list item. */
+static void code_block(FILE *out, const char *indent, const char *lang,
+		       const char *text)
+{
+	size_t longest = longest_backtick_run(text);
+	size_t fence = longest < 3 ? 3 : longest + 1;
+
+	fputs(indent, out);
+	backticks(out, fence);
 	fprintf(out, "%s\n%s", lang, indent);
 	for (const char *p = text; *p; p++) {
 		fputc(*p, out);
@@ -52,8 +64,7 @@ static void code_block(FILE *out, const char *indent, const char *lang,
 			fputs(indent, out);
 	}
 	fprintf(out, "\n%s", indent);
-	for (size_t i = 0; i < fence; i++)
-		fputc('`', out);
+	backticks(out, fence);
 	fputc('\n', out);
 }
 
@@ -61,22 +72,15 @@ static void code_block(FILE *out, const char *indent, const char *lang,
  * inside one, so the text goes in raw behind a long enough fence. */
 static void code_span(FILE *out, const char *text)
 {
-	size_t run = 0, longest = 0;
+	size_t fence = longest_backtick_run(text) + 1;
 	bool pad = text[0] == '`' || (*text && text[strlen(text) - 1] == '`');
 
-	for (const char *p = text; *p; p++) {
-		run = *p == '`' ? run + 1 : 0;
-		if (run > longest)
-			longest = run;
-	}
-	for (size_t i = 0; i <= longest; i++)
-		fputc('`', out);
+	backticks(out, fence);
 	fputs(pad ? " " : "", out);
 	for (const char *p = text; *p; p++)
 		fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
 	fputs(pad ? " " : "", out);
-	for (size_t i = 0; i <= longest; i++)
-		fputc('`', out);
+	backticks(out, fence);
 }
 
 static void heading(FILE *out, const json_t *report)

@@ -628,25 +628,20 @@ static const struct runtime_target nofence_target = {
 	.probe = unfenced_probe,
 };
 
-static const struct runtime_target split_target = {
-	.variant = "split-fence",
-	.open = split_open,
-	.close = unfenced_close,
-	.name = unfenced_name,
-	.errmsg = unfenced_errmsg,
-	.prepare = unfenced_prepare,
-	.apply = unfenced_apply,
-	.probe = unfenced_probe,
-};
-
 static int run_journal_no_fence(const struct route_config *c)
 {
 	return runtime_run_with(c, &nofence_target);
 }
 
+/* split-fence runs on the same unfenced target; only its label and its
+ * open (which sets u->split) differ. */
 static int run_split_fence(const struct route_config *c)
 {
-	return runtime_run_with(c, &split_target);
+	struct runtime_target t = nofence_target;
+
+	t.variant = "split-fence";
+	t.open = split_open;
+	return runtime_run_with(c, &t);
 }
 
 /* ---- pg-fence-row-only ------------------------------------------------ */

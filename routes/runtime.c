@@ -247,15 +247,23 @@ static int resume_pre_commit(struct attempt *a, bool fresh)
 	return run_from_pre_commit(a);
 }
 
+/* COMPLETE or COMMIT_UNKNOWN: no worker moves the entry on, lease or
+ * not -- the recorded result is delivered, or an operator must look. */
+static int settled(struct attempt *a)
+{
+	if (a->e.state == FC_COMPLETE)
+		return runtime__deliver_recorded(a);
+	return runtime__stop(a, ROUTE_EXIT_STOP, "operation is COMMIT_UNKNOWN: "
+			     "an operator must resolve it");
+}
+
 /* Under our lease: continue from whatever state the lease returned. */
 static int continue_from(struct attempt *a, bool fresh)
 {
 	switch (a->e.state) {
 	case FC_COMPLETE:
-		return runtime__deliver_recorded(a);
 	case FC_COMMIT_UNKNOWN:
-		return runtime__stop(a, ROUTE_EXIT_STOP, "operation is COMMIT_UNKNOWN: "
-				     "an operator must resolve it");
+		return settled(a);
 	case FC_TARGET_COMMITTED:
 	case FC_COMMITTED_INCOMPLETE: {
 		int rc = runtime__recorded_result(a);
@@ -291,10 +299,8 @@ static int existing(struct attempt *a, bool fresh)
 				     "gives %s", a->e.intent_digest, a->intent);
 	switch (a->e.state) {
 	case FC_COMPLETE:
-		return runtime__deliver_recorded(a);
 	case FC_COMMIT_UNKNOWN:
-		return runtime__stop(a, ROUTE_EXIT_STOP, "operation is COMMIT_UNKNOWN: "
-				     "an operator must resolve it");
+		return settled(a);
 	case FC_TARGET_COMMITTED:
 	case FC_COMMITTED_INCOMPLETE:
 		break;

@@ -179,11 +179,25 @@ static int read_source(workload *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* The digest of one section's fields into out; a refusal names the
+ * workload and the section. */
+static int digest_fields(const workload *w, const char *what,
+			 const struct identity_field *fields, size_t n,
+			 char out[IDENTITY_DIGEST_LEN + 1], char *err,
+			 size_t errlen)
+{
+	char why[256];
+
+	if (!identity_digest(fields, n, out, why, sizeof(why)))
+		return 0;
+	snprintf(err, errlen, "workload '%s': %s: %s", w->path, what, why);
+	return FC_USAGE;
+}
+
 static int derive_operation_id(workload *w, json_t *root, char *err,
 			       size_t errlen)
 {
 	struct identity_field fields[IDENTITY_MAX_FIELDS];
-	char why[256];
 	size_t n;
 	int rc;
 
@@ -192,11 +206,8 @@ static int derive_operation_id(workload *w, json_t *root, char *err,
 			    err, errlen);
 	if (rc)
 		return rc;
-	if (identity_digest(fields, n, w->operation_id, why, sizeof(why))) {
-		snprintf(err, errlen, "workload '%s': identity: %s", w->path, why);
-		return FC_USAGE;
-	}
-	return 0;
+	return digest_fields(w, "identity", fields, n, w->operation_id, err,
+			     errlen);
 }
 
 /* The intent fields plus "source"; with w->source_digest still empty this
@@ -205,7 +216,6 @@ static int derive_intent_digest(workload *w, json_t *root, char *err,
 				size_t errlen)
 {
 	struct identity_field fields[IDENTITY_MAX_FIELDS];
-	char why[256];
 	size_t n;
 	int rc;
 
@@ -226,11 +236,8 @@ static int derive_intent_digest(workload *w, json_t *root, char *err,
 		return 0;
 	fields[n].name = "source";
 	fields[n].value = w->source_digest;
-	if (identity_digest(fields, n + 1, w->intent_digest, why, sizeof(why))) {
-		snprintf(err, errlen, "workload '%s': intent: %s", w->path, why);
-		return FC_USAGE;
-	}
-	return 0;
+	return digest_fields(w, "intent", fields, n + 1, w->intent_digest, err,
+			     errlen);
 }
 
 static int parse_top(workload *w, json_t *root, char *err, size_t errlen)

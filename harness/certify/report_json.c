@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/cli.h"
 #include "common/fsutil.h"
+#include "harness/check/report_summary.h"
 #include "harness/model/schedule.h"
 #include "journal/identity.h"
 #include "journal/journal_json.h"
@@ -463,31 +464,11 @@ int report_json_add_route(json_t *report, const struct route_spec *rs,
 	return 0;
 }
 
-static json_t *summary(json_t *report)
-{
-	json_t *routes = json_object_get(report, "routes"), *r;
-	json_t *by = json_object();
-	size_t i, met = 0, schedules = 0, violations = 0;
-
-	json_array_foreach(routes, i, r) {
-		const char *v = json_string_value(json_object_get(r, "verdict"));
-		json_t *c = json_object_get(by, v);
-		json_object_set_new(by, v, json_integer(c ? json_integer_value(c) + 1
-							  : 1));
-		met += json_is_true(json_object_get(r, "expectation_met"));
-		schedules += json_array_size(json_object_get(r, "schedules"));
-		violations += json_array_size(json_object_get(r, "violations"));
-	}
-	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "routes",
-			 (json_int_t)json_array_size(routes), "expectations_met",
-			 (json_int_t)met, "schedules", (json_int_t)schedules,
-			 "violations", (json_int_t)violations, "verdicts", by);
-}
-
 int report_json_finish(json_t *report, long long duration_ms)
 {
 	if (json_object_set_new(report, "duration_ms", json_integer(duration_ms)) ||
-	    json_object_set_new(report, "summary", summary(report)))
+	    json_object_set_new(report, "summary",
+				report_summary(json_object_get(report, "routes"))))
 		return FC_NOMEM;
 	return 0;
 }

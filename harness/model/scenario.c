@@ -209,8 +209,10 @@ static int parse_env(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 	return 0;
 }
 
-static int parse_route(struct yctx *c, yaml_node_t *n, struct route_spec *r)
+static int parse_route(struct yctx *c, yaml_node_t *n, void *entry,
+		       const struct suite *s)
 {
+	struct route_spec *r = entry;
 	yaml_node_t *v;
 
 	r->line = (int)n->start_mark.line + 1;
@@ -244,40 +246,22 @@ static int parse_route(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 
 static int parse_routes(struct yctx *c, yaml_node_t *list, struct suite *s)
 {
-	size_t count;
+	static const struct scenario__list routes = {
+		"routes", "route", 1, SUITE_MAX_ROUTES, sizeof(struct route_spec),
+		offsetof(struct route_spec, name),
+		offsetof(struct route_spec, line), parse_route,
+	};
 
-	if (list->type != YAML_SEQUENCE_NODE)
-		return scenario__error(c, list, "'routes' must be a list, got %s",
-				       scenario__kind(list));
-	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-	if (count < 1 || count > SUITE_MAX_ROUTES)
-		return scenario__error(c, list, "'routes' must have 1 to %d entries, got %zu",
-				       SUITE_MAX_ROUTES, count);
-	s->routes = calloc(count, sizeof(*s->routes));
-	if (!s->routes) {
-		scenario__error(c, list, "out of memory");
-		return FC_NOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
-		struct route_spec *r = &s->routes[i];
-
-		s->nroutes = i + 1; /* so suite_free releases a half-built route */
-		if (!n || parse_route(c, n, r) < 0)
-			return FC_USAGE;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s->routes[j].name, r->name) == 0)
-				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
-						       "duplicate route name '%s' (first at line %d)",
-						       r->name, s->routes[j].line);
-	}
-	return 0;
+	return scenario__parse_list(c, list, &routes, s, (void **)&s->routes,
+				    &s->nroutes);
 }
 
 /* ---- services ------------------------------------------------------- */
 
-static int parse_service(struct yctx *c, yaml_node_t *n, struct service_spec *sv)
+static int parse_service(struct yctx *c, yaml_node_t *n, void *entry,
+			 const struct suite *s)
 {
+	struct service_spec *sv = entry;
 	yaml_node_t *v, *k = NULL;
 	const char *kind;
 
@@ -320,34 +304,14 @@ static int parse_service(struct yctx *c, yaml_node_t *n, struct service_spec *sv
 
 static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
 {
-	size_t count;
+	static const struct scenario__list services = {
+		"services", "service", 0, SUITE_MAX_SERVICES,
+		sizeof(struct service_spec), offsetof(struct service_spec, name),
+		offsetof(struct service_spec, line), parse_service,
+	};
 
-	if (list->type != YAML_SEQUENCE_NODE)
-		return scenario__error(c, list, "'services' must be a list, got %s",
-				       scenario__kind(list));
-	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-	if (count > SUITE_MAX_SERVICES)
-		return scenario__error(c, list, "'services' has more than %d entries",
-				       SUITE_MAX_SERVICES);
-	s->services = calloc(count ? count : 1, sizeof(*s->services));
-	if (!s->services) {
-		scenario__error(c, list, "out of memory");
-		return FC_NOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
-		struct service_spec *sv = &s->services[i];
-
-		if (!n || parse_service(c, n, sv) < 0)
-			return FC_USAGE;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s->services[j].name, sv->name) == 0)
-				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
-						       "duplicate service name '%s' (first at line %d)",
-						       sv->name, s->services[j].line);
-		s->nservices = i + 1;
-	}
-	return 0;
+	return scenario__parse_list(c, list, &services, s,
+				    (void **)&s->services, &s->nservices);
 }
 
 /* ---- proxies -------------------------------------------------------- */
@@ -355,8 +319,10 @@ static int parse_services(struct yctx *c, yaml_node_t *list, struct suite *s)
 /* Fault proxies (tcp_proxy.h) that every schedule starts in front of a
  * server, named in templates as {proxy:NAME} and in faults as `proxy:
  * NAME` (invariant 5). */
-static int parse_proxy(struct yctx *c, yaml_node_t *n, struct proxy_spec *px)
+static int parse_proxy(struct yctx *c, yaml_node_t *n, void *entry,
+		       const struct suite *s)
 {
+	struct proxy_spec *px = entry;
 	char msg[256];
 	yaml_node_t *v;
 
@@ -379,34 +345,14 @@ static int parse_proxy(struct yctx *c, yaml_node_t *n, struct proxy_spec *px)
 
 static int parse_proxies(struct yctx *c, yaml_node_t *list, struct suite *s)
 {
-	size_t count;
+	static const struct scenario__list proxies = {
+		"proxies", "proxy", 0, SUITE_MAX_PROXIES,
+		sizeof(struct proxy_spec), offsetof(struct proxy_spec, name),
+		offsetof(struct proxy_spec, line), parse_proxy,
+	};
 
-	if (list->type != YAML_SEQUENCE_NODE)
-		return scenario__error(c, list, "'proxies' must be a list, got %s",
-				       scenario__kind(list));
-	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-	if (count > SUITE_MAX_PROXIES)
-		return scenario__error(c, list, "'proxies' has more than %d entries",
-				       SUITE_MAX_PROXIES);
-	s->proxies = calloc(count ? count : 1, sizeof(*s->proxies));
-	if (!s->proxies) {
-		scenario__error(c, list, "out of memory");
-		return FC_NOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
-		struct proxy_spec *px = &s->proxies[i];
-
-		s->nproxies = i + 1; /* so suite_free releases a half-built one */
-		if (!n || parse_proxy(c, n, px) < 0)
-			return FC_USAGE;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s->proxies[j].name, px->name) == 0)
-				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
-						       "duplicate proxy name '%s' (first at line %d)",
-						       px->name, s->proxies[j].line);
-	}
-	return 0;
+	return scenario__parse_list(c, list, &proxies, s, (void **)&s->proxies,
+				    &s->nproxies);
 }
 
 /* ---- workload and orchestrator -------------------------------------- */

@@ -636,9 +636,10 @@ static int parse_scenario_routes(struct yctx *c, yaml_node_t *n,
 	return 0;
 }
 
-static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
+static int parse_scenario(struct yctx *c, yaml_node_t *n, void *entry,
 			  const struct suite *s)
 {
+	struct scenario *sc = entry;
 	struct fault_bounds b = {
 		.tries = s->orchestrator.retries + 1,
 		.operations = s->workload.operations,
@@ -675,33 +676,12 @@ static int parse_scenario(struct yctx *c, yaml_node_t *n, struct scenario *sc,
 
 int scenario__parse_scenarios(struct yctx *c, yaml_node_t *list, struct suite *s)
 {
-	size_t count;
+	static const struct scenario__list scenarios = {
+		"scenarios", "scenario", 1, SUITE_MAX_SCENARIOS,
+		sizeof(struct scenario), offsetof(struct scenario, name),
+		offsetof(struct scenario, line), parse_scenario,
+	};
 
-	if (list->type != YAML_SEQUENCE_NODE)
-		return scenario__error(c, list, "'scenarios' must be a list, got %s",
-				       scenario__kind(list));
-	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-	if (count < 1 || count > SUITE_MAX_SCENARIOS)
-		return scenario__error(c, list,
-				       "'scenarios' must have 1 to %d entries, got %zu",
-				       SUITE_MAX_SCENARIOS, count);
-	s->scenarios = calloc(count, sizeof(*s->scenarios));
-	if (!s->scenarios) {
-		scenario__error(c, list, "out of memory");
-		return FC_NOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		yaml_node_t *n = scenario__node(c, list->data.sequence.items.start[i]);
-		struct scenario *sc = &s->scenarios[i];
-
-		s->nscenarios = i + 1; /* so suite_free releases a half-built one */
-		if (!n || parse_scenario(c, n, sc, s) < 0)
-			return FC_USAGE;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s->scenarios[j].name, sc->name) == 0)
-				return scenario__error(c, scenario__map_get(c, n, "name", NULL),
-						       "duplicate scenario name '%s' (first at line %d)",
-						       sc->name, s->scenarios[j].line);
-	}
-	return 0;
+	return scenario__parse_list(c, list, &scenarios, s,
+				    (void **)&s->scenarios, &s->nscenarios);
 }

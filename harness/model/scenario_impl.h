@@ -126,6 +126,28 @@ int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
  * [A-Za-z_][A-Za-z0-9_]* (scenario_template.c). */
 bool scenario__env_name_valid(const char *s, size_t len);
 
+/* One of the suite's lists of named entries: routes, services, proxies,
+ * scenarios. */
+struct scenario__list {
+	const char *key;         /* "routes": the suite key, in messages */
+	const char *noun;        /* "route": in the duplicate-name message */
+	size_t min, max;         /* entries allowed; min is 0 or 1 */
+	size_t size;             /* bytes of one entry */
+	size_t name_at, line_at; /* offsetof() its char name[] and int line */
+	int (*parse)(struct yctx *c, yaml_node_t *n, void *entry,
+		     const struct suite *s);
+};
+
+/*
+ * The list at node `list` as l describes it, into a calloc'd array of
+ * entries (*entries); *n counts the entries begun, so suite_free()
+ * releases a half-built one.  Names must be unique within the list.
+ */
+int scenario__parse_list(struct yctx *c, yaml_node_t *list,
+			 const struct scenario__list *l, const struct suite *s,
+			 void **entries, size_t *n)
+	FC_MUST_CHECK;
+
 /* The `scenarios:` list (scenario_faults.c).  Needs s->workload,
  * s->orchestrator, s->services and s->proxies already parsed: faults are
  * checked against them. */

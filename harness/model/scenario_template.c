@@ -38,6 +38,66 @@ static bool service_name_valid(const char *s, size_t len)
 	return true;
 }
 
+/* What {service:NAME} and {proxy:NAME} name: the same rules for both. */
+enum named { NAMED_SERVICE, NAMED_PROXY, NAMED_COUNT };
+static const char *const named_noun[NAMED_COUNT] = { "service", "proxy" };
+
+/* Which kind `name` (len bytes) names as "KIND:NAME", with NAME copied
+ * into var; -1 when it is neither. */
+static int named_kind(const char *name, size_t len, char *var)
+{
+	for (int k = 0; k < NAMED_COUNT; k++) {
+		size_t n = strlen(named_noun[k]);
+
+		if (len > n + 1 && memcmp(name, named_noun[k], n) == 0 &&
+		    name[n] == ':' &&
+		    service_name_valid(name + n + 1, len - n - 1)) {
+			memcpy(var, name + n + 1, len - n - 1);
+			var[len - n - 1] = '\0';
+			return k;
+		}
+	}
+	return -1;
+}
+
+static bool named_in_suite(const struct suite *s, enum named k,
+			   const char *var)
+{
+	return k == NAMED_SERVICE ? suite_service(s, var) != NULL
+				  : suite_proxy(s, var) != NULL;
+}
+
+/* The address of the running service or proxy, NULL when none runs. */
+static const char *named_running(const struct template_vars *v, enum named k,
+				 const char *var)
+{
+	if (k == NAMED_SERVICE)
+		return v->service ? v->service(v->service_ctx, var) : NULL;
+	return v->proxy ? v->proxy(v->proxy_ctx, var) : NULL;
+}
+
+/* A {service:NAME} or {proxy:NAME} placeholder, as placeholder() below
+ * treats it. */
+static int named_placeholder(enum named k, const char *var,
+			     const struct suite *s,
+			     const struct template_vars *v, const char **value,
+			     char *err, size_t errlen)
+{
+	const char *noun = named_noun[k];
+
+	if (!v && s && !named_in_suite(s, k, var)) {
+		snprintf(err, errlen,
+			 "placeholder '{%s:%s}' names no %s of the suite",
+			 noun, var, noun);
+		return FC_USAGE;
+	}
+	if (v && !(*value = named_running(v, k, var))) {
+		snprintf(err, errlen, "%s '%s' is not running", noun, var);
+		return FC_USAGE;
+	}
+	return 0;
+}
+
 /* The value of one placeholder `name` (len bytes, without braces).  With
  * v NULL only the syntax is checked, and `{service:NAME}` against the
  * suite's services when s is given.  {env:NAME} is looked up only when
@@ -47,6 +107,7 @@ static int placeholder(const char *name, size_t len, const struct suite *s,
 		       char *err, size_t errlen)
 {
 	char var[SCENARIO_NAME_MAX > 256 ? SCENARIO_NAME_MAX : 256];
+	int k;
 
 	*value = "";
 	if (len == 3 && memcmp(name, "dir", 3) == 0) {
@@ -63,39 +124,8 @@ static int placeholder(const char *name, size_t len, const struct suite *s,
 		}
 		return 0;
 	}
-	if (len > 8 && memcmp(name, "service:", 8) == 0 &&
-	    service_name_valid(name + 8, len - 8)) {
-		memcpy(var, name + 8, len - 8);
-		var[len - 8] = '\0';
-		if (!v && s && !suite_service(s, var)) {
-			snprintf(err, errlen,
-				 "placeholder '{service:%s}' names no service of the suite",
-				 var);
-			return FC_USAGE;
-		}
-		if (v && !(*value = v->service ?
-			   v->service(v->service_ctx, var) : NULL)) {
-			snprintf(err, errlen, "service '%s' is not running", var);
-			return FC_USAGE;
-		}
-		return 0;
-	}
-	if (len > 6 && memcmp(name, "proxy:", 6) == 0 &&
-	    service_name_valid(name + 6, len - 6)) {
-		memcpy(var, name + 6, len - 6);
-		var[len - 6] = '\0';
-		if (!v && s && !suite_proxy(s, var)) {
-			snprintf(err, errlen,
-				 "placeholder '{proxy:%s}' names no proxy of the suite",
-				 var);
-			return FC_USAGE;
-		}
-		if (v && !(*value = v->proxy ? v->proxy(v->proxy_ctx, var) : NULL)) {
-			snprintf(err, errlen, "proxy '%s' is not running", var);
-			return FC_USAGE;
-		}
-		return 0;
-	}
+	if ((k = named_kind(name, len, var)) >= 0)
+		return named_placeholder(k, var, s, v, value, err, errlen);
 	if (len > 4 && memcmp(name, "env:", 4) == 0 &&
 	    scenario__env_name_valid(name + 4, len - 4)) {
 		if (len - 4 >= sizeof(var)) {

@@ -398,6 +398,46 @@ void scenario__strv_free(char **v)
 	free(v);
 }
 
+int scenario__parse_list(struct yctx *c, yaml_node_t *list,
+			 const struct scenario__list *l, const struct suite *s,
+			 void **entries, size_t *n)
+{
+	size_t count;
+	char *v;
+
+	if (list->type != YAML_SEQUENCE_NODE)
+		return scenario__error(c, list, "'%s' must be a list, got %s",
+				       l->key, scenario__kind(list));
+	count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+	if (l->min && (count < l->min || count > l->max))
+		return scenario__error(c, list,
+				       "'%s' must have %zu to %zu entries, got %zu",
+				       l->key, l->min, l->max, count);
+	if (count > l->max)
+		return scenario__error(c, list, "'%s' has more than %zu entries",
+				       l->key, l->max);
+	*entries = v = calloc(count ? count : 1, l->size);
+	if (!v) {
+		scenario__error(c, list, "out of memory");
+		return FC_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *node = scenario__node(c, list->data.sequence.items.start[i]);
+		const char *name = v + i * l->size + l->name_at;
+
+		*n = i + 1;
+		if (!node || l->parse(c, node, v + i * l->size, s) < 0)
+			return FC_USAGE;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(v + j * l->size + l->name_at, name) == 0)
+				return scenario__error(c, scenario__map_get(c, node, "name", NULL),
+						       "duplicate %s name '%s' (first at line %d)",
+						       l->noun, name,
+						       *(const int *)(v + j * l->size + l->line_at));
+	}
+	return 0;
+}
+
 int scenario__get_strv(struct yctx *c, yaml_node_t *n, const char *key,
 		       size_t min_items, size_t max_items,
 		       int (*check)(struct yctx *, yaml_node_t *, const char *),

@@ -1,0 +1,24 @@
+/* report_summary.c -- see report_summary.h. */
+#include "harness/check/report_summary.h"
+
+json_t *report_summary(const json_t *routes)
+{
+	json_t *by = json_object(), *r;
+	size_t i, met = 0, schedules = 0, violations = 0;
+
+	json_array_foreach(routes, i, r) {
+		const char *v = json_string_value(json_object_get(r, "verdict"));
+		json_t *c = json_object_get(by, v ? v : "");
+
+		json_object_set_new(by, v ? v : "",
+				    json_integer(c ? json_integer_value(c) + 1
+						   : 1));
+		met += json_is_true(json_object_get(r, "expectation_met"));
+		schedules += json_array_size(json_object_get(r, "schedules"));
+		violations += json_array_size(json_object_get(r, "violations"));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:o}", "routes",
+			 (json_int_t)json_array_size(routes), "expectations_met",
+			 (json_int_t)met, "schedules", (json_int_t)schedules,
+			 "violations", (json_int_t)violations, "verdicts", by);
+}

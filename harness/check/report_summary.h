@@ -1,0 +1,27 @@
+/*
+ * report_summary.h -- the `summary` member of a fencecert.report.v1
+ * document (docs/report-format.md): counts derived from its routes.
+ *
+ * Owns: how the summary is counted.  A run's report (harness/certify)
+ * and a merge of shards (reports/merge.c) both count it here, so a merged
+ * summary cannot differ from the one a single run would have written --
+ * the same reason the verdict rule lives in verdict.h.
+ *
+ * Who includes it: harness/certify and reports/.  It depends on jansson
+ * only.
+ */
+#ifndef FENCECERT_REPORT_SUMMARY_H
+#define FENCECERT_REPORT_SUMMARY_H
+
+#include <jansson.h>
+
+/*
+ * {"routes", "expectations_met", "schedules", "violations", "verdicts"}
+ * over a report's `routes` array: the number of routes, of routes whose
+ * expectation_met is true, of their schedules and violations, and the
+ * number of routes per verdict name.  A new reference, or NULL when out
+ * of memory.
+ */
+json_t *report_summary(const json_t *routes);
+
+#endif
