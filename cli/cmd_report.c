@@ -4,13 +4,16 @@
  * report, or one copied from a CI artifact).
  *
  * Exit status: 0 rendered; 1 a file could not be written; 2 the report
- * is unreadable or not a fencecert.report.v1 document; 64 usage.
+ * is unreadable or not a fencecert.report.v1 document, or (--sign) it
+ * carries no signature that verifies; 64 usage.
  *
  * The copy of report.json written with --format json keeps the document
  * as loaded, signature included.  --sign signs it with
- * FENCECERT_SIGNING_KEY instead; a report whose existing signature does
- * not verify with that key is refused, so a tampered report cannot be
- * laundered by re-signing it.
+ * FENCECERT_SIGNING_KEY, and only a report whose signature already
+ * verifies with that key: a signature is made only from verified inputs
+ * (certify signs what it ran, merge what it verified), so an unsigned
+ * report -- one whose signature was stripped after a verdict was edited,
+ * say -- and a tampered one are refused instead of laundered.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -37,11 +40,14 @@ static void usage(FILE *to)
 		"  --out DIR        where to write (created when missing)\n"
 		"  --format LIST    comma-separated: json,junit,md,html\n"
 		"                   (default junit,md,html)\n"
-		"  --sign           sign the json copy with $%s\n"
+		"  --sign           sign the json copy with $%s; only a\n"
+		"                   report whose signature verifies with that key\n"
+		"                   (unsigned or altered reports are refused)\n"
 		"  --help           this text\n"
 		"\n"
 		"exit status: 0 rendered, 1 cannot write, 2 unreadable or invalid\n"
-		"report, 64 usage\n", SIGN_KEY_ENV);
+		"report (or, with --sign, no signature that verifies), 64 usage\n",
+		SIGN_KEY_ENV);
 }
 
 /* "json,junit" minus json into out; returns whether json was listed. */
@@ -63,6 +69,8 @@ static bool strip_json(const char *list, char *out, size_t len)
 	return json;
 }
 
+/* Re-sign report with the key, only after its own signature verified
+ * with that same key.  0, or the exit status. */
 static int sign_copy(json_t *report, const char *path)
 {
 	struct sign_key key;
@@ -72,13 +80,19 @@ static int sign_copy(json_t *report, const char *path)
 	if (have <= 0)
 		return cli_usage("report", "--sign needs $%s (set and not empty)",
 				 SIGN_KEY_ENV);
-	if (json_object_get(report, "signature")) {
-		rc = sign_verify(report, &key, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "fencecert: CORRUPT: refusing to re-sign "
-				"'%s': %s\n", path, err);
-			return EXIT_BAD_REPORT;
-		}
+	rc = sign_verify(report, &key, err, sizeof(err));
+	if (rc == FC_NOT_FOUND) {
+		fprintf(stderr, "fencecert: NOT_FOUND: refusing to sign '%s': it "
+			"carries no signature%s; --sign only re-signs a report "
+			"whose signature verifies with $%s\n", path,
+			json_object_get(report, "unsigned") ?
+			" (it is marked unsigned)" : "", SIGN_KEY_ENV);
+		return EXIT_BAD_REPORT;
+	}
+	if (rc) {
+		fprintf(stderr, "fencecert: %s: refusing to sign '%s': %s\n",
+			error_name(rc), path, err);
+		return EXIT_BAD_REPORT;
 	}
 	if (sign_report(report, &key))
 		return cli_fail(FC_NOMEM, "cannot sign '%s'", path);

@@ -21,7 +21,10 @@
  *     shards counts once; shards that disagree about its outcome or its
  *     violations are refused rather than silently picked from.
  *  4. With a key, every input must verify and the output is signed;
- *     inputs' signatures never reach the output.
+ *     inputs' signatures never reach the output.  Without one (the
+ *     caller's explicit choice) nothing is verified and the output says
+ *     so in its "unsigned" member, so an unverified merge never looks
+ *     like a verified one.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -544,6 +547,9 @@ int merge_reports(json_t *const *in, const char *const *paths, size_t n,
 		rc = FC_NOMEM;
 	if (!rc && key)
 		rc = sign_report(*out, key);
+	else if (!rc && json_object_set_new(*out, "unsigned",
+					    json_string(MERGE_UNSIGNED_NOTE)))
+		rc = FC_NOMEM;
 	if (rc) {
 		json_decref(*out);
 		*out = NULL;

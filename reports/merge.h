@@ -26,14 +26,19 @@
 /*
  * Merge the n documents in[] (rview_load()ed; paths[i] names in[i] in
  * messages and in the output's "merged_from") into *out, a new reference.
- * key NULL: no key, signatures are neither checked nor made.  With a key,
- * every input must verify and *out is signed; a key of length 0 (a
- * variable set but empty) is refused.
+ * With a key, every input must verify and *out is signed; a key of
+ * length 0 (a variable set but empty) is refused.  key NULL is an
+ * unsigned merge, for a caller that chose it explicitly (cmd_merge.c's
+ * --unsigned): signatures are neither checked nor made, and *out carries
+ * "unsigned": MERGE_UNSIGNED_NOTE, which no signed report has.
  *
  * Returns 0; FC_USAGE when the inputs do not merge (not shards of one
  * run, a signature fails, no input) with err saying why; FC_NOMEM.  On
  * error *out is NULL.
  */
+#define MERGE_UNSIGNED_NOTE \
+	"merged without a key: no input's signature was verified"
+
 int merge_reports(json_t *const *in, const char *const *paths, size_t n,
 		  const struct sign_key *key, json_t **out, char *err,
 		  size_t errlen) FC_MUST_CHECK;

@@ -674,7 +674,9 @@ static void test_merge_shards(void **state)
 				 json_array_size(rview_arr(want, "schedules")));
 	}
 	assert_int_equal(json_array_size(rview_arr(out, "merged_from")), 3);
+	/* no key: nothing verified, and the output says so */
 	assert_null(json_object_get(out, "signature"));
+	assert_string_equal(rview_str(out, "unsigned"), MERGE_UNSIGNED_NOTE);
 	json_decref(out);
 	/* a missing shard, a repeated one */
 	assert_int_equal(merge_reports(in, paths, 2, NULL, &out, err,
@@ -713,7 +715,15 @@ static void test_merge_signed(void **state)
 	assert_int_equal(merge_reports(in, paths, 2, &test_key, &out, err,
 				       sizeof(err)), 0);
 	assert_int_equal(sign_verify(out, &test_key, err, sizeof(err)), 0);
+	assert_null(json_object_get(out, "unsigned"));
 	json_decref(out);
+	/* an input altered after signing is refused */
+	json_object_set_new(json_array_get(json_object_get(in[1], "routes"), 1),
+			    "verdict", json_string("certified-automatic"));
+	assert_int_equal(merge_reports(in, paths, 2, &test_key, &out, err,
+				       sizeof(err)), FC_USAGE);
+	assert_null(out);
+	assert_non_null(strstr(err, "'s2.json': signature does not match"));
 	for (size_t i = 0; i < 2; i++)
 		json_decref(in[i]);
 	json_decref(doc);

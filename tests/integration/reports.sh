@@ -158,6 +158,24 @@ if [ "$have_render" = 1 ]; then
 	expect 2 "$FENCECERT" report render "$tmp/nope.json" --out "$tmp/x"
 	expect 64 "$FENCECERT" report render "$FIXTURE" --out "$tmp/x" --format pdf
 	ok "report render: exit 2 for a missing report, 64 for an unknown format"
+	# --sign signs only a report whose signature verifies with the key
+	check_py sign "$FIXTURE" "$tmp/rs-signed.json" "$KEY"
+	check_py sign "$FIXTURE" "$tmp/rs-other.json" other-key
+	for bad in "$FIXTURE" "$tmp/rs-other.json"; do
+		sum=$(sha256sum <"$bad")
+		FENCECERT_SIGNING_KEY="$KEY" expect 2 "$FENCECERT" report render \
+			"$bad" --out "$tmp/rs-$$" --format json --sign
+		[ ! -e "$tmp/rs-$$/report.json" ] || fail "render --sign wrote $bad"
+		[ "$(sha256sum <"$bad")" = "$sum" ] || fail "render --sign changed $bad"
+	done
+	err_has "refusing to sign '$tmp/rs-other.json': signature does not match"
+	FENCECERT_SIGNING_KEY="$KEY" expect 2 "$FENCECERT" report render \
+		"$FIXTURE" --out "$tmp/rs" --format json --sign
+	err_has "refusing to sign '$FIXTURE': it carries no signature"
+	FENCECERT_SIGNING_KEY="$KEY" expect 0 "$FENCECERT" report render \
+		"$tmp/rs-signed.json" --out "$tmp/rs" --format json --sign
+	FENCECERT_SIGNING_KEY="$KEY" expect 0 "$FENCECERT" gate "$tmp/rs/report.json"
+	ok "render --sign refuses an unsigned and a wrongly signed report, re-signs a verified one"
 else
 	echo "skipped: rendering, JUnit XSD and browser checks (this build has" \
 	     "no 'fencecert report' command: main.c lacks its row)"
@@ -237,7 +255,7 @@ ok "gate exit codes: 2 unreadable/invalid, 64 usage"
 
 # --- merge --------------------------------------------------------------------------
 check_py split "$FIXTURE" "$tmp/shard" 3
-expect 0 "$FENCECERT" merge "$tmp/merged.json" "$tmp/shard1.json" \
+expect 0 "$FENCECERT" merge --unsigned "$tmp/merged.json" "$tmp/shard1.json" \
 	"$tmp/shard2.json" "$tmp/shard3.json"
 check_py same "$FIXTURE" "$tmp/merged.json" >"$tmp/same" ||
 	fail "merged report differs: $(cat "$tmp/same")"
@@ -247,12 +265,12 @@ ok "merge of 3 shards of the fixture == the fixture ($(cat "$tmp/same"))"
 
 # shards that say which shard they are must all be there, once
 check_py split "$FIXTURE" "$tmp/sh" 3 shard-info
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/sh1.json" "$tmp/sh2.json"
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/sh1.json" "$tmp/sh2.json"
 err_has "shard 3/3 is missing"
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/sh1.json" "$tmp/sh2.json" \
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/sh1.json" "$tmp/sh2.json" \
 	"$tmp/sh2.json" "$tmp/sh3.json"
 err_has "shard 2/3 is given twice"
-expect 0 "$FENCECERT" merge "$tmp/m.json" "$tmp/sh3.json" "$tmp/sh1.json" \
+expect 0 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/sh3.json" "$tmp/sh1.json" \
 	"$tmp/sh2.json"
 ok "merge refuses a missing or repeated shard"
 
@@ -262,7 +280,7 @@ d = json.load(open(sys.argv[1]))
 d["suite"]["digest"] = "sha256:" + "0" * 64
 json.dump(d, open(sys.argv[2], "w"))
 EOF
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
 err_has "ran suite sha256:0000"
 "$PYANY" - "$tmp/shard2.json" "$tmp/other.json" <<'EOF'
 import json, sys
@@ -270,12 +288,12 @@ d = json.load(open(sys.argv[1]))
 d["tool"]["version"] = "9.9.9"
 json.dump(d, open(sys.argv[2], "w"))
 EOF
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
 err_has "comes from fencecert 9.9.9"
 ok "merge refuses shards of another suite or another fencecert"
 
 # the same schedule in two shards counts once; disagreeing copies are refused
-expect 0 "$FENCECERT" merge "$tmp/m.json" "$tmp/shard1.json" "$tmp/shard1.json" \
+expect 0 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/shard1.json" "$tmp/shard1.json" \
 	"$tmp/shard2.json" "$tmp/shard3.json"
 check_py same "$FIXTURE" "$tmp/m.json" >/dev/null || fail "duplicate shard changed the merge"
 "$PYANY" - "$tmp/shard1.json" "$tmp/other.json" <<'EOF'
@@ -285,7 +303,7 @@ s = [s for r in d["routes"] if r["name"] == "naive" for s in r["schedules"]][0]
 s["outcome"] = "converged" if s["outcome"] != "converged" else "not-converged"
 json.dump(d, open(sys.argv[2], "w"))
 EOF
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/shard1.json" "$tmp/other.json"
 err_has "differs between shards"
 ok "merge counts a repeated schedule once and refuses disagreeing copies"
 
@@ -297,7 +315,7 @@ for r in d["routes"]:
     r["verdict"] = "certified-automatic" if r["name"] == "naive" else r["verdict"]
 json.dump(d, open(sys.argv[2], "w"))
 EOF
-expect 0 "$FENCECERT" merge "$tmp/m.json" "$tmp/lying.json" "$tmp/shard2.json" \
+expect 0 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/lying.json" "$tmp/shard2.json" \
 	"$tmp/shard3.json"
 [ "$(check_py get "$tmp/m.json" '[r["verdict"] for r in d["routes"] if r["name"] == "naive"][0]')" = rejected ] ||
 	fail "merge copied a shard's verdict instead of recomputing it"
@@ -312,6 +330,26 @@ expect 0 "$FENCECERT" merge "$tmp/m.json" "$tmp/s1.json" "$tmp/s2.json" "$tmp/s3
 gate 0 "$tmp/m.json" --suite-digest "$DIGEST"
 unset FENCECERT_SIGNING_KEY
 ok "signed merge: unsigned inputs refused, output verifies at the gate"
+
+# without a key nothing can be verified: refused unless --unsigned, whose
+# output says it is unsigned; --unsigned with a key is a contradiction
+rm -f "$tmp/m.json"
+expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/s1.json" "$tmp/s2.json" "$tmp/s3.json"
+err_has "fencecert: MERGE: no signing key: set \$FENCECERT_SIGNING_KEY"
+[ ! -e "$tmp/m.json" ] || fail "a refused merge wrote its output"
+expect 0 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/s1.json" \
+	"$tmp/s2.json" "$tmp/s3.json"
+err_has "no signature checked (--unsigned)"
+[ "$(check_py get "$tmp/m.json" '"unsigned" in d and "signature" not in d')" = True ] ||
+	fail "merge --unsigned did not mark its output unsigned"
+[ -z "$PY" ] || expect 0 "$PY" tests/integration/reports_check.py validate \
+	"$SCHEMA" "$tmp/m.json"
+FENCECERT_SIGNING_KEY="$KEY" expect 1 "$FENCECERT" gate "$tmp/m.json"
+err_has "fencecert: GATE: report has no signature"
+FENCECERT_SIGNING_KEY="$KEY" expect 64 "$FENCECERT" merge --unsigned \
+	"$tmp/m.json" "$tmp/s1.json" "$tmp/s2.json" "$tmp/s3.json"
+err_has "--unsigned merges without verifying signatures"
+ok "merge without a key: refused, or --unsigned and marked (the gate refuses it)"
 
 # --- real shards: 3 shard runs merged == 1 unsharded run ---------------------------
 # scenarios/default.yaml limited to the C route and two controls, two
@@ -335,7 +373,7 @@ expect 0 "$PYANY" tests/integration/reports_check.py shards \
 	"$tmp/whole/report.json" "$tmp/real1/report.json" \
 	"$tmp/real2/report.json" "$tmp/real3/report.json"
 ok "3 real shards partition the unsharded run's schedules ($(cat "$tmp/out"))"
-expect 0 "$FENCECERT" merge "$tmp/real.json" "$tmp/real1/report.json" \
+expect 0 "$FENCECERT" merge --unsigned "$tmp/real.json" "$tmp/real1/report.json" \
 	"$tmp/real2/report.json" "$tmp/real3/report.json"
 check_py same "$tmp/whole/report.json" "$tmp/real.json" >"$tmp/same" ||
 	fail "3 merged shards differ from the unsharded run: $(cat "$tmp/same")"
@@ -344,21 +382,21 @@ check_py same "$tmp/whole/report.json" "$tmp/real.json" >"$tmp/same" ||
 ok "3 real shards merged == 1 unsharded run ($(cat "$tmp/same"))"
 [ -z "$PY" ] || expect 0 "$PY" tests/integration/reports_check.py validate \
 	"$SCHEMA" "$tmp/real1/report.json" "$tmp/real.json"
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/real1/report.json" \
 	"$tmp/real2/report.json"
 err_has "shard 3/3 is missing"
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/real1/report.json" \
 	"$tmp/real2/report.json" "$tmp/real3/report.json" "$tmp/whole/report.json"
 err_has "some inputs say which shard they are and some do not"
 # a shard of another route selection (the count fits, the work does not)
 expect 0 "$FENCECERT" certify "$tmp/default.yaml" --route c-sqlite \
 	--route naive --quiet --shard 3/3 --out "$tmp/other3" --only clean
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/real1/report.json" \
 	"$tmp/real2/report.json" "$tmp/other3/report.json"
 err_has "certified routes"
 expect 0 "$FENCECERT" certify "$tmp/default.yaml" --route c-sqlite \
 	--quiet --shard 2/2 --out "$tmp/two" --only clean
-expect 1 "$FENCECERT" merge "$tmp/m.json" "$tmp/real1/report.json" \
+expect 1 "$FENCECERT" merge --unsigned "$tmp/m.json" "$tmp/real1/report.json" \
 	"$tmp/two/report.json"
 err_has "does not fit 3 shards"
 for bad in 0/3 4/3 3 1/0 1/3x -1/3 a/b 1/1001; do
