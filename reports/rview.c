@@ -13,7 +13,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness/check/verdict.h"
 #include "reports/rview.h"
@@ -39,6 +41,31 @@ json_t *rview_arr(const json_t *obj, const char *key)
 	return json_is_array(v) ? v : NULL;
 }
 
+static bool is_directory(FILE *f)
+{
+	struct stat st;
+
+	return fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A directory given for a report, most often certify's --out itself:
+ * say so, and name the report inside when there is one. */
+static void dir_message(const char *path, char *err, size_t errlen)
+{
+	size_t n = strlen(path);
+	char inside[4096];
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	snprintf(inside, sizeof(inside), "%.*s/report.json", (int)n, path);
+	if (access(inside, F_OK) == 0)
+		snprintf(err, errlen, "'%s' is a directory, not a report: give "
+			 "the report file, '%s'", path, inside);
+	else
+		snprintf(err, errlen, "'%s' is a directory, not a report file "
+			 "(a report is a report.json)", path);
+}
+
 int rview_load(const char *path, json_t **out, char *err, size_t errlen)
 {
 	json_error_t je;
@@ -48,6 +75,11 @@ int rview_load(const char *path, json_t **out, char *err, size_t errlen)
 
 	if (!f) {
 		snprintf(err, errlen, "cannot read report '%s': %m", path);
+		return FC_IO;
+	}
+	if (is_directory(f)) {
+		fclose(f);
+		dir_message(path, err, errlen);
 		return FC_IO;
 	}
 	doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);

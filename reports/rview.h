@@ -38,7 +38,8 @@ long long rview_int(const json_t *obj, const char *key, long long dflt);
 json_t *rview_arr(const json_t *obj, const char *key);
 
 /*
- * Load path into *out.  FC_IO when unreadable, FC_CORRUPT when it is not
+ * Load path into *out.  FC_IO when unreadable or a directory (err then
+ * names DIR/report.json when there is one), FC_CORRUPT when it is not
  * JSON or fails rview_check(); err says what and where.
  */
 int rview_load(const char *path, json_t **out, char *err, size_t errlen)

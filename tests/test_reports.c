@@ -495,6 +495,30 @@ static void test_render_all(void **state)
 	json_decref(doc);
 }
 
+/* certify's --out given to the gate: "a directory", not "not JSON" */
+static void test_rview_load_directory(void **state)
+{
+	char dir[] = "/tmp/fc-test-rview-XXXXXX", path[256], err[512];
+	json_t *doc = (json_t *)1;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(rview_load(dir, &doc, err, sizeof(err)), FC_IO);
+	assert_non_null(strstr(err, "is a directory, not a report file"));
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	assert_int_equal(rview_load(dir, &doc, err, sizeof(err)), FC_IO);
+	assert_non_null(strstr(err, "give the report file"));
+	assert_non_null(strstr(err, path));
+	/* the file itself is read as usual (empty: not JSON) */
+	assert_int_equal(rview_load(path, &doc, err, sizeof(err)), FC_CORRUPT);
+	assert_non_null(strstr(err, "is not JSON"));
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_check_rejects(void **state)
 {
 	json_t *doc = fixture();
@@ -746,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_lanes),
 		cmocka_unit_test(test_row_deltas_compact),
 		cmocka_unit_test(test_render_all),
+		cmocka_unit_test(test_rview_load_directory),
 		cmocka_unit_test(test_check_rejects),
 		cmocka_unit_test(test_gate_rules),
 		cmocka_unit_test(test_gate_control),

@@ -247,6 +247,15 @@ ok "gate: empty key refused; no key: refused with --require-signature, noted oth
 
 echo '{"schema": "fencecert.report.v1"' >"$tmp/broken.json"
 gate 2 "$tmp/broken.json"
+err_has "is not JSON"
+# certify's --out given instead of its report.json: say that, not "not JSON"
+gate 2 "$tmp/fresh"
+err_has "fencecert: IO: '$tmp/fresh' is a directory, not a report: give the report file, '$tmp/fresh/report.json'"
+gate 2 "$tmp/r-fixture/"
+err_has "is a directory, not a report"
+mkdir "$tmp/empty-dir"
+gate 2 "$tmp/empty-dir"
+err_has "'$tmp/empty-dir' is a directory, not a report file"
 gate 2 "$tmp/missing.json"
 gate 64 "$FIXTURE" --require certified-maybe
 gate 64
