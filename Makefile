@@ -135,12 +135,12 @@ check: $(BUILD)/fencecert $(TEST_BINS)
 
 certify: $(BUILD)/fencecert
 	@if [ -f scenarios/default.yaml ]; then \
-		$(BUILD)/fencecert certify scenarios/default.yaml --out $(BUILD)/certify; \
+		$(BUILD)/fencecert certify scenarios/default.yaml --out $(BUILD)/certify --force; \
 	else echo "fencecert: no routes yet (scenarios/default.yaml lands with the harness)"; fi
 
 # Every failpoint x {kill, pause, fail}, every interleaving (minutes, not seconds).
 certify-exhaustive: $(BUILD)/fencecert
-	$(BUILD)/fencecert certify scenarios/exhaustive.yaml --out $(BUILD)/certify-exhaustive
+	$(BUILD)/fencecert certify scenarios/exhaustive.yaml --out $(BUILD)/certify-exhaustive --force
 
 bench: $(BUILD)/fencecert $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run $(BENCH_BINS)

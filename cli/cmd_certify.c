@@ -5,9 +5,16 @@
  *
  *   0  every route met its `expect`
  *   1  some route did not (and it is not merely unverified)
- *   2  usage error, or the suite file is unreadable or invalid
+ *   2  usage error, the suite file is unreadable or invalid, or --out
+ *      holds an earlier run's reports and --force was not given
  *   3  some route is unverified, and nothing worse
  *   130 interrupted (SIGINT/SIGTERM/SIGHUP): no report, work dir removed
+ *
+ * --out is never mixed (reports/outdir.h): it is checked before the suite
+ * is even loaded, the reports are rendered into a staging directory
+ * beside it and renamed into place once the run is complete; an earlier
+ * run's reports are removed first, and only with --force.  An interrupted
+ * or failed run leaves no report.json in --out.
  *
  * With --shard I/N a shard's verdicts cover its own schedules only, so
  * expectations are judged after `fencecert merge`: a shard exits 1 only
@@ -35,6 +42,7 @@
 #include "common/clock.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "reports/outdir.h"
 #include "reports/render.h"
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
@@ -71,7 +79,10 @@ static void usage(FILE *to)
 		"  --out DIR         write the reports there (default certify-out):\n"
 		"                    report.json, report.junit.xml, summary.md,\n"
 		"                    report.html; signed when FENCECERT_SIGNING_KEY\n"
-		"                    is set\n"
+		"                    is set.  They appear when the run is complete;\n"
+		"                    a DIR holding an earlier run's reports is\n"
+		"                    refused (exit 2) unless --force\n"
+		"  --force           replace the earlier reports in --out, whole\n"
 		"  --format LIST     only these of json,junit,md,html\n"
 		"  --work-dir DIR    create the schedule dirs under DIR\n"
 		"                    (default /dev/shm, else $TMPDIR or /tmp)\n"
@@ -80,9 +91,10 @@ static void usage(FILE *to)
 		"  --help            this text\n"
 		"\n"
 		"exit status: 0 every route met its expectation, 1 some did not,\n"
-		"2 usage or suite file error, 3 some route is unverified (nothing\n"
-		"worse), 130 interrupted; a --shard run: 1 when a route expected\n"
-		"to certify has a violation in this shard, else 0\n");
+		"2 usage or suite file error (or --out holds reports, no --force),\n"
+		"3 some route is unverified (nothing worse), 130 interrupted (no\n"
+		"report written); a --shard run: 1 when a route expected to\n"
+		"certify has a violation in this shard, else 0\n");
 }
 
 static void on_stop(int sig)
@@ -106,12 +118,14 @@ static void catch_stop_signals(void)
 }
 
 /*
- * The work dir must not outlive us, even when we are SIGKILLed: a janitor
- * process waits for EOF on a pipe only we hold.  A byte on the pipe means
- * "taken care of"; EOF without it means we died, and once the routes are
- * gone (their watchdogs kill them at once) it removes the dir.
+ * The work dir and the staging dir of the reports must not outlive us,
+ * even when we are SIGKILLed: a janitor process waits for EOF on a pipe
+ * only we hold.  A byte on the pipe means "taken care of"; EOF without it
+ * means we died, and once the routes are gone (their watchdogs kill them
+ * at once) it removes the dirs (NULL entries are skipped).
  */
-static int start_janitor(const char *dir, pid_t *pid)
+#define JANITOR_DIRS 2
+static int start_janitor(const char *const dirs[JANITOR_DIRS], pid_t *pid)
 {
 	int p[2];
 	char c;
@@ -134,8 +148,12 @@ static int start_janitor(const char *dir, pid_t *pid)
 		if (read(3, &c, 1) == 1)
 			_exit(0);
 		for (int i = 0; i < 20; i++) {
+			int left = 0;
+
 			usleep(100 * 1000);
-			if (fs_remove_tree(dir) == 0)
+			for (int k = 0; k < JANITOR_DIRS; k++)
+				left += dirs[k] && fs_remove_tree(dirs[k]) != 0;
+			if (!left)
 				break;
 		}
 		_exit(0);
@@ -297,6 +315,7 @@ int cmd_certify(int argc, char **argv)
 		{ "out", required_argument, NULL, 'O' },
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "force", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -308,6 +327,8 @@ int cmd_certify(int argc, char **argv)
 	const char *out_dir = "certify-out", *parent = NULL;
 	const char *formats = RENDER_FORMATS_ALL;
 	struct suite *s = NULL;
+	outdir *out = NULL;
+	bool force = false;
 	uint64_t seed;
 	long long n;
 	char err[1024], *work = NULL, *svc_dir = NULL;
@@ -353,6 +374,7 @@ int cmd_certify(int argc, char **argv)
 		case 'O': out_dir = optarg; break;
 		case 'w': parent = optarg; break;
 		case 'k': o.keep = true; break;
+		case 'F': force = true; break;
 		case 'q': o.quiet = true; break;
 		case 'f':
 			if (render_formats_check(optarg, err, sizeof(err)))
@@ -366,9 +388,12 @@ int cmd_certify(int argc, char **argv)
 	if (optind != argc - 1)
 		return cusage("%s", "give exactly one SUITE.yaml");
 	o.suite_path = argv[optind];
-	rc = suite_load(o.suite_path, &s, err, sizeof(err));
+	rc = outdir_open(out_dir, force, &out, err, sizeof(err));
+	if (!rc)
+		rc = suite_load(o.suite_path, &s, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), err);
+		outdir_free(out);
 		return EXIT_USAGE;
 	}
 	work = make_work_dir(parent);
@@ -377,12 +402,23 @@ int cmd_certify(int argc, char **argv)
 			"%s\n", parent ? parent : "/dev/shm, $TMPDIR or /tmp",
 			strerror(errno));
 		suite_free(s);
+		outdir_free(out);
 		return EXIT_USAGE;
 	}
 	o.work_dir = work;
 	o.progress_tty = isatty(STDERR_FILENO);
 	catch_stop_signals();
-	janitor = o.keep ? -1 : start_janitor(work, &janitor_pid);
+	if ((rc = outdir_stage(out, err, sizeof(err))) != 0) {
+		fprintf(stderr, "fencecert: %s: %s\n", error_name(rc), err);
+		if (fs_remove_tree(work))
+			fprintf(stderr, "fencecert: IO: cannot remove '%s'\n", work);
+		free(work);
+		suite_free(s);
+		outdir_free(out);
+		return EXIT_USAGE;
+	}
+	janitor = start_janitor((const char *const[JANITOR_DIRS]){
+			o.keep ? NULL : work, outdir_staging(out) }, &janitor_pid);
 	t0 = clock_mono_ms();
 	if (asprintf(&svc_dir, "%s-services", work) < 0) {
 		svc_dir = NULL;
@@ -401,11 +437,20 @@ int cmd_certify(int argc, char **argv)
 		rc = FC_NOMEM;
 	}
 	if (!rc)
-		rc = report_render_all(report, out_dir, formats, err, sizeof(err));
+		rc = report_render_all(report, outdir_staging(out), formats, err,
+				       sizeof(err));
+	if (!rc && certify_interrupted) {
+		snprintf(err, sizeof(err), "interrupted before the reports were "
+			 "in place");
+		rc = FC_IO;
+	}
+	if (!rc)
+		rc = outdir_publish(out, err, sizeof(err));
 	if (o.keep)
 		fprintf(stderr, "fencecert: schedule dirs kept in '%s'\n", work);
 	else if (fs_remove_tree(work))
 		fprintf(stderr, "fencecert: IO: cannot remove '%s'\n", work);
+	outdir_free(out);
 	stop_janitor(janitor, janitor_pid);
 	free(work);
 	if (rc) {

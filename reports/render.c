@@ -72,6 +72,23 @@ int render_formats_check(const char *formats, char *err, size_t errlen)
 	return parse_formats(formats, &bits, err, errlen);
 }
 
+bool render_is_report_file(const char *name)
+{
+	for (size_t i = 0; i < NFORMATS; i++) {
+		const char *file = formats_table[i].file;
+		size_t n = strlen(file);
+
+		if (strcmp(name, file) == 0)
+			return true;
+		/* write_atomic()'s temporary: "." FILE ".tmp." DIGITS */
+		if (name[0] == '.' && strncmp(name + 1, file, n) == 0 &&
+		    strncmp(name + 1 + n, ".tmp.", 5) == 0 && name[n + 6] &&
+		    strspn(name + n + 6, "0123456789") == strlen(name + n + 6))
+			return true;
+	}
+	return false;
+}
+
 static int dump_json(const json_t *report, FILE *out)
 {
 	/* The harness's layout, so a re-signed file diffs cleanly. */

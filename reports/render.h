@@ -23,6 +23,7 @@
 #ifndef FENCECERT_RENDER_H
 #define FENCECERT_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -44,6 +45,14 @@ int report_render_all(json_t *report, const char *out_dir, const char *formats,
 /* Check a format list without rendering.  FC_USAGE with a message. */
 int render_formats_check(const char *formats, char *err, size_t errlen)
 	FC_MUST_CHECK;
+
+/*
+ * Whether name (a directory entry, no slash) is a file report_render_all()
+ * writes -- one of the table's, or the temporary ".FILE.tmp.PID" it
+ * leaves when killed while writing it.  certify's --out (outdir.h) uses it
+ * to tell an earlier run's reports from somebody else's files.
+ */
+bool render_is_report_file(const char *name);
 
 /* Write report as JSON (the harness's layout: one-space indent, member
  * order kept) to path atomically. */

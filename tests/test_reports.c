@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -24,6 +25,7 @@
 #include "harness/model/record.h"
 #include "reports/gate.h"
 #include "reports/merge.h"
+#include "reports/outdir.h"
 #include "reports/render.h"
 #include "reports/report_html.h"
 #include "reports/report_junit.h"
@@ -519,6 +521,199 @@ static void test_rview_load_directory(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* --- certify's --out (outdir.h) ---------------------------------------------------- */
+
+static void test_report_file_names(void **state)
+{
+	(void)state;
+	assert_true(render_is_report_file("report.json"));
+	assert_true(render_is_report_file("report.junit.xml"));
+	assert_true(render_is_report_file("summary.md"));
+	assert_true(render_is_report_file("report.html"));
+	assert_true(render_is_report_file(".report.html.tmp.4711"));
+	assert_false(render_is_report_file(".report.html.tmp."));
+	assert_false(render_is_report_file(".report.html.tmp.47x"));
+	assert_false(render_is_report_file("report.json.bak"));
+	assert_false(render_is_report_file("report"));
+	assert_false(render_is_report_file("notes.txt"));
+	assert_false(render_is_report_file(""));
+}
+
+/* A scratch parent for --out; removed by rm_parent(). */
+static void scratch(char *parent, size_t len, char *out, size_t outlen)
+{
+	snprintf(parent, len, "/tmp/fc-test-outdir-XXXXXX");
+	assert_non_null(mkdtemp(parent));
+	snprintf(out, outlen, "%s/out", parent);
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("x\n", f);
+	fclose(f);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* How many entries of parent start with prefix. */
+static int count_prefixed(const char *parent, const char *prefix)
+{
+	char cmd[600];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | grep -c '^%s' || true", parent,
+		 prefix);
+	assert_non_null(p = popen(cmd, "r"));
+	assert_int_equal(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static void rm_parent(const char *parent)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", parent);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_outdir_fresh(void **state)
+{
+	char parent[64], out[128], err[512];
+	const char *staging;
+	outdir *d;
+
+	(void)state;
+	scratch(parent, sizeof(parent), out, sizeof(out));
+	/* a missing --out: open creates nothing, stage makes the sibling */
+	assert_int_equal(outdir_open(out, false, &d, err, sizeof(err)), 0);
+	assert_null(outdir_staging(d));
+	assert_int_equal(count_prefixed(parent, ""), 0);
+	assert_int_equal(outdir_stage(d, err, sizeof(err)), 0);
+	assert_non_null(staging = outdir_staging(d));
+	assert_int_equal(strncmp(staging, parent, strlen(parent)), 0);
+	assert_non_null(strstr(staging, "/.out.incomplete-"));
+	assert_int_equal(access(out, F_OK), -1);
+	touch(staging, "report.json");
+	assert_int_equal(outdir_publish(d, err, sizeof(err)), 0);
+	assert_true(exists(out, "report.json"));
+	assert_int_equal(count_prefixed(parent, ".out.incomplete-"), 0);
+	outdir_free(d);
+	assert_true(exists(out, "report.json"));
+	rm_parent(parent);
+	/* an empty --out is fine; not published (an interrupted run), the
+	 * staging dir goes and --out stays as it was */
+	scratch(parent, sizeof(parent), out, sizeof(out));
+	assert_int_equal(mkdir(out, 0755), 0);
+	assert_int_equal(outdir_open(out, false, &d, err, sizeof(err)), 0);
+	assert_int_equal(outdir_stage(d, err, sizeof(err)), 0);
+	touch(outdir_staging(d), "report.json");
+	outdir_free(d);
+	assert_int_equal(count_prefixed(parent, ".out.incomplete-"), 0);
+	assert_false(exists(out, "report.json"));
+	rm_parent(parent);
+}
+
+static void test_outdir_replace(void **state)
+{
+	char parent[64], out[128], err[512];
+	outdir *d;
+
+	(void)state;
+	scratch(parent, sizeof(parent), out, sizeof(out));
+	assert_int_equal(mkdir(out, 0755), 0);
+	touch(out, "report.json");
+	touch(out, "report.html");
+	touch(out, ".summary.md.tmp.123");
+	/* an earlier run's reports: refused, untouched, without force */
+	assert_int_equal(outdir_open(out, false, &d, err, sizeof(err)), FC_USAGE);
+	assert_null(d);
+	assert_non_null(strstr(err, "holds the reports of an earlier run"));
+	assert_non_null(strstr(err, "--force"));
+	assert_true(exists(out, "report.json") && exists(out, "report.html"));
+	/* with force: gone whole once staged, nothing of them left after */
+	assert_int_equal(outdir_open(out, true, &d, err, sizeof(err)), 0);
+	assert_true(exists(out, "report.html"));
+	assert_int_equal(outdir_stage(d, err, sizeof(err)), 0);
+	assert_int_equal(access(out, F_OK), -1);
+	touch(outdir_staging(d), "report.json");
+	assert_int_equal(outdir_publish(d, err, sizeof(err)), 0);
+	outdir_free(d);
+	assert_true(exists(out, "report.json"));
+	assert_false(exists(out, "report.html"));
+	assert_false(exists(out, ".summary.md.tmp.123"));
+	rm_parent(parent);
+}
+
+static void test_outdir_refuses(void **state)
+{
+	char parent[64], out[128], link[160], err[512];
+	outdir *d;
+
+	(void)state;
+	scratch(parent, sizeof(parent), out, sizeof(out));
+	assert_int_equal(mkdir(out, 0755), 0);
+	touch(out, "report.json");
+	touch(out, "notes.txt");
+	/* somebody else's file: refused even with force, nothing removed */
+	for (int force = 0; force < 2; force++) {
+		assert_int_equal(outdir_open(out, force, &d, err, sizeof(err)),
+				 FC_USAGE);
+		assert_non_null(strstr(err, "holds 'notes.txt', which is not a "
+				       "fencecert report"));
+	}
+	assert_true(exists(out, "notes.txt") && exists(out, "report.json"));
+	/* a file, a symbolic link, names that are no directory of its own */
+	touch(parent, "plain");
+	snprintf(link, sizeof(link), "%s/plain", parent);
+	assert_int_equal(outdir_open(link, true, &d, err, sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "is not a directory"));
+	snprintf(link, sizeof(link), "%s/link", parent);
+	assert_int_equal(symlink(out, link), 0);
+	assert_int_equal(outdir_open(link, true, &d, err, sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "is a symbolic link"));
+	assert_int_equal(outdir_open(".", true, &d, err, sizeof(err)), FC_USAGE);
+	assert_non_null(strstr(err, "names no directory"));
+	assert_int_equal(outdir_open("/", true, &d, err, sizeof(err)), FC_USAGE);
+	assert_int_equal(outdir_open("a/..", true, &d, err, sizeof(err)), FC_USAGE);
+	assert_int_equal(count_prefixed(parent, "\\."), 0); /* no staging dir */
+	rm_parent(parent);
+}
+
+static void test_outdir_publish_conflict(void **state)
+{
+	char parent[64], out[128], err[512], staging[256];
+	outdir *d;
+
+	(void)state;
+	scratch(parent, sizeof(parent), out, sizeof(out));
+	assert_int_equal(outdir_open(out, false, &d, err, sizeof(err)), 0);
+	assert_int_equal(outdir_stage(d, err, sizeof(err)), 0);
+	snprintf(staging, sizeof(staging), "%s", outdir_staging(d));
+	touch(staging, "report.json");
+	/* somebody wrote --out during the run: theirs stays, ours is kept */
+	assert_int_equal(mkdir(out, 0755), 0);
+	touch(out, "theirs");
+	assert_int_equal(outdir_publish(d, err, sizeof(err)), FC_IO);
+	assert_non_null(strstr(err, staging));
+	outdir_free(d);
+	assert_true(exists(out, "theirs"));
+	assert_true(exists(staging, "report.json"));
+	rm_parent(parent);
+}
+
 static void test_check_rejects(void **state)
 {
 	json_t *doc = fixture();
@@ -770,6 +965,11 @@ int main(void)
 		cmocka_unit_test(test_timeline_lanes),
 		cmocka_unit_test(test_row_deltas_compact),
 		cmocka_unit_test(test_render_all),
+		cmocka_unit_test(test_report_file_names),
+		cmocka_unit_test(test_outdir_fresh),
+		cmocka_unit_test(test_outdir_replace),
+		cmocka_unit_test(test_outdir_refuses),
+		cmocka_unit_test(test_outdir_publish_conflict),
 		cmocka_unit_test(test_rview_load_directory),
 		cmocka_unit_test(test_check_rejects),
 		cmocka_unit_test(test_gate_rules),
