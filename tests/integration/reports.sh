@@ -433,6 +433,23 @@ if "$PYANY" -c 'import yaml' 2>/dev/null; then
 		ci/templates/github-actions.yml "$tmp/gl.yml"
 	grep -q "Markdown summary not shown" "$tmp/out" || fail "gl: $(cat "$tmp/out")"
 	ok "the CI template check refuses a template that does not publish"
+	# the certify job goes on only after 0, 1 or 3: an interrupted (130)
+	# or killed (137) run must not reach the signing step
+	expect 0 "$PYANY" tests/integration/reports_check.py ci-certify-exit \
+		ci/templates/github-actions.yml ci/templates/gitlab-ci.yml
+	ok "$(cat "$tmp/out")"
+	# the check must be able to say no: the old "anything but 2" line
+	sed 's/case "$rc" in 0|1|3) ;; \*) exit "$rc" ;; esac/[ "$rc" -ne 2 ]/' \
+		ci/templates/github-actions.yml >"$tmp/gh.yml"
+	sed 's/case "$rc" in 0|1|3) ;; \*) exit "$rc" ;; esac/test "$rc" -ne 2/' \
+		ci/templates/gitlab-ci.yml >"$tmp/gl.yml"
+	cmp -s "$tmp/gh.yml" ci/templates/github-actions.yml && fail "sed changed nothing (gh)"
+	cmp -s "$tmp/gl.yml" ci/templates/gitlab-ci.yml && fail "sed changed nothing (gl)"
+	expect 1 "$PYANY" tests/integration/reports_check.py ci-certify-exit \
+		"$tmp/gh.yml" "$tmp/gl.yml"
+	grep -q "github: certify exit 130: job exit 0" "$tmp/out" || fail "gh: $(cat "$tmp/out")"
+	grep -q "gitlab: certify exit 137: job exit 0" "$tmp/out" || fail "gl: $(cat "$tmp/out")"
+	ok "the certify-exit check refuses a template that tolerates 130/137"
 else
 	echo "skipped: CI template check (no python3 yaml module; apt-get install" \
 	     "python3-yaml)"

@@ -23,6 +23,10 @@ implementation, not against itself.
   ci-templates GITHUB GITLAB      the CI templates parse, have the jobs and
                                   keys docs/ci.md promises, and every shell
                                   script in them passes `bash -n`
+  ci-certify-exit GITHUB GITLAB   run each template's certify script with a
+                                  stand-in fencecert exiting 0, 1, 3 (the
+                                  job goes on to sign the report) and 2,
+                                  64, 130, 137, 143 (the job stops there)
 """
 import hashlib
 import hmac
@@ -344,12 +348,75 @@ def cmd_ci_templates(github, gitlab):
     return 0
 
 
+FAKE_FENCECERT = """#!/bin/sh
+echo "$1" >>"$FAKE_LOG"
+[ "$1" = certify ] && exit "$FAKE_RC"
+exit 0
+"""
+
+
+def certify_scripts(github, gitlab):
+    """The certify job's script of each template, as its runner runs it."""
+    import yaml
+    gh = yaml.safe_load(open(github))
+    runs = [s["run"] for s in gh["jobs"]["certify"]["steps"]
+            if "fencecert certify" in s.get("run", "")]
+    need(len(runs) == 1, "github: no single certify step")
+    gl = yaml.safe_load(open(gitlab))
+    # GitHub runs `bash -e -o pipefail`; GitLab stops at the first
+    # command that fails, as `set -e` does.
+    return {
+        "github": "set -eo pipefail\n" +
+                  re.sub(r"\$\{\{[^}]*\}\}", "1", runs[0]),
+        "gitlab": "set -eo pipefail\n" + "\n".join(gl["certify"]["script"]),
+    }
+
+
+def cmd_ci_certify_exit(github, gitlab):
+    import os
+    import tempfile
+    try:
+        scripts = certify_scripts(github, gitlab)
+    except (AssertionError, KeyError, TypeError) as e:
+        print(f"ci certify-exit check failed: {e!r}")
+        return 1
+    bad = []
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "build"))
+        fake = os.path.join(d, "build", "fencecert")
+        with open(fake, "w") as f:
+            f.write(FAKE_FENCECERT)
+        os.chmod(fake, 0o755)
+        log = os.path.join(d, "log")
+        for name, script in scripts.items():
+            for rc in (0, 1, 3, 2, 64, 130, 137, 143):
+                open(log, "w").close()
+                env = dict(os.environ, FAKE_LOG=log, FAKE_RC=str(rc),
+                           SUITE="suite.yaml", CI_NODE_INDEX="1",
+                           CI_NODE_TOTAL="1")
+                r = subprocess.run(["bash", "-c", script], cwd=d, env=env,
+                                   capture_output=True, text=True)
+                ran = open(log).read().split()
+                goes_on = rc in (0, 1, 3)
+                want = ["certify", "report"] if goes_on else ["certify"]
+                if (r.returncode == 0) != goes_on or ran != want:
+                    bad.append(f"{name}: certify exit {rc}: job exit "
+                               f"{r.returncode}, ran {ran}, want {want}")
+    if bad:
+        print("ci certify-exit check failed:\n  " + "\n  ".join(bad))
+        return 1
+    print("ci templates: certify exit 0/1/3 goes on to sign, "
+          "2/64/130/137/143 stop the job (github, gitlab)")
+    return 0
+
+
 def main(argv):
     cmds = {"validate": cmd_validate, "sign": cmd_sign,
             "route-set": cmd_route_set, "split": cmd_split,
             "same": cmd_same, "get": cmd_get, "shards": cmd_shards,
             "html-dup": cmd_html_dup,
-            "ci-templates": cmd_ci_templates}
+            "ci-templates": cmd_ci_templates,
+            "ci-certify-exit": cmd_ci_certify_exit}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__)
         return 64
