@@ -9,15 +9,24 @@
  * stderr, nothing on stdout, and exits with cli_exit_code(); messages come
  * from the journal, which never includes a URL password.
  *
+ * The read verbs (get, history, list) open the journal read-only
+ * (journal_open_readonly()): they create no file, no schema and switch no
+ * pragma, so pointing one at a file that is not a journal -- a typo, the
+ * target's database -- is refused with that file left byte for byte as
+ * it was.  The other verbs create the journal on first use.
+ *
  * Options are parsed by one getopt_long loop for all subcommands; the table
  * of subcommands says which options each accepts and requires, so --help
  * and the checks cannot drift apart.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/clock.h"
 #include "cli/commands.h"
@@ -92,6 +101,7 @@ struct args {
 struct subcommand {
 	const char *name;
 	int (*run)(journal *j, const struct args *a);
+	bool read_only;   /* opened with journal_open_readonly() */
 	unsigned accepts; /* OPT_JOURNAL is implied */
 	unsigned requires;
 	const char *about;
@@ -279,42 +289,43 @@ static int run_purge(journal *j, const struct args *a)
 }
 
 static const struct subcommand subcommands[] = {
-	{ "init", run_init, 0, 0,
+	{ "init", run_init, false, 0, 0,
 	  "Create the journal schema if absent (idempotent).\n"
 	  "Prints {\"schema_version\": N}." },
-	{ "create", run_create, OPT_OP | OPT_INTENT | OPT_META,
+	{ "create", run_create, false, OPT_OP | OPT_INTENT | OPT_META,
 	  OPT_OP | OPT_INTENT,
 	  "Create the entry for an operation in PREPARING, or return the\n"
 	  "existing one when the intent matches (\"created\": false).\n"
 	  "Another intent is INTENT_CONFLICT and changes nothing." },
-	{ "get", run_get, OPT_OP, OPT_OP,
-	  "Print the entry of an operation." },
-	{ "lease", run_lease, OPT_OP | OPT_OWNER | OPT_TTL,
+	{ "get", run_get, true, OPT_OP, OPT_OP,
+	  "Print the entry of an operation.  Read-only: a missing file or\n"
+	  "one that is not a journal is refused, nothing is created." },
+	{ "lease", run_lease, false, OPT_OP | OPT_OWNER | OPT_TTL,
 	  OPT_OP | OPT_OWNER | OPT_TTL,
 	  "Take the lease of an operation for --ttl-ms.  The lease epoch\n"
 	  "rises by one on every success; another owner's unexpired lease\n"
 	  "is LEASE_HELD.  Prints the entry with its new epoch." },
-	{ "cas", run_cas,
+	{ "cas", run_cas, false,
 	  OPT_OP | OPT_EXPECT | OPT_TO | OPT_FROM | OPT_EPOCH | OPT_EVIDENCE,
 	  OPT_OP | OPT_EXPECT | OPT_TO,
 	  "Move an operation to --to if it is at --expect-version (and in one\n"
 	  "of --from).  Refusals: CAS_CONFLICT (version or state moved),\n"
 	  "ILLEGAL_TRANSITION (not an edge of the state table), LEASE_LOST\n"
 	  "(--epoch is not the current lease epoch).  Prints the new entry." },
-	{ "history", run_history, OPT_OP, OPT_OP,
+	{ "history", run_history, true, OPT_OP, OPT_OP,
 	  "Print every transition of an operation, oldest first, as an array\n"
-	  "of {version, from, to, epoch, at, evidence}." },
-	{ "list", run_list, OPT_STATE, 0,
+	  "of {version, from, to, epoch, at, evidence}.  Read-only, like get." },
+	{ "list", run_list, true, OPT_STATE, 0,
 	  "Print the entries of the journal (optionally only some states) as\n"
-	  "an array." },
-	{ "purge", run_purge, OPT_OLDER, OPT_OLDER,
+	  "an array.  Read-only, like get." },
+	{ "purge", run_purge, false, OPT_OLDER, OPT_OLDER,
 	  "Delete COMPLETE operations, and their history, whose last change\n"
 	  "is older than --older-than; nothing else is ever removed.  Prints\n"
 	  "{\"removed\": [ids], \"count\": N, \"before\": ms}." },
-	{ "migrate", run_migrate, 0, 0,
+	{ "migrate", run_migrate, false, 0, 0,
 	  "Upgrade the journal schema in place.  Prints\n"
 	  "{\"schema_version\": N, \"from\": M}." },
-	{ NULL, NULL, 0, 0, NULL },
+	{ NULL, NULL, false, 0, 0, NULL },
 };
 
 /* ---- option parsing ----------------------------------------------------- */
@@ -453,6 +464,35 @@ static int parse_args(const struct subcommand *sc, const char *cmd, int argc,
 	return 0;
 }
 
+/*
+ * A read verb on a sqlite: journal that does not exist: NOT_FOUND, as for
+ * an operation the journal does not hold (a route may go on to `create`,
+ * which makes the file).  Opening it read-only would say only "unable to
+ * open database file".  0 when the file exists or the URL is another's.
+ */
+static int sqlite_journal_missing(const char *url)
+{
+	const char *p = url + strlen("sqlite:");
+	char path[4096];
+	struct stat st;
+	size_t n;
+
+	if (strncmp(url, "sqlite:", 7) != 0)
+		return 0;
+	if (strncmp(p, "//", 2) == 0)
+		p += 2;
+	n = strcspn(p, "?");
+	if (n == 0 || n >= sizeof(path))
+		return 0; /* the journal explains a malformed URL */
+	memcpy(path, p, n);
+	path[n] = '\0';
+	if (stat(path, &st) == 0 || errno != ENOENT)
+		return 0;
+	return cli_fail(FC_NOT_FOUND, "journal '%s' does not exist (read "
+			"verbs create nothing; 'fencecert journal init' does)",
+			path);
+}
+
 static int run_subcommand(const struct subcommand *sc, int argc, char **argv)
 {
 	struct args a = { 0 };
@@ -464,7 +504,10 @@ static int run_subcommand(const struct subcommand *sc, int argc, char **argv)
 	rc = parse_args(sc, cmd, argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc; /* -1: --help was printed */
-	rc = journal_open(a.url, &j, err, sizeof(err));
+	if (sc->read_only && (rc = sqlite_journal_missing(a.url)))
+		return rc;
+	rc = (sc->read_only ? journal_open_readonly : journal_open)(
+		a.url, &j, err, sizeof(err));
 	if (rc)
 		return cli_fail(rc, "%s", err);
 	rc = sc->run(j, &a);

@@ -186,9 +186,36 @@ run 64 get --journal "mysql://u:topsecret@h/db" --op x
 stderr_has USAGE
 if grep -q topsecret "$tmp/err"; then fail "password printed: $(cat "$tmp/err")"; fi
 
-# an unreachable journal is exit 69.
-run 69 get --journal "sqlite:$tmp/no/such/dir/j.db" --op x
+# an unreachable journal is exit 69 (a verb that may create the file
+# cannot); a read verb creates nothing, so a journal that does not exist is
+# NOT_FOUND (exit 2), and no directory or file appears.
+run 69 init --journal "sqlite:$tmp/no/such/dir/j.db"
 stderr_has JOURNAL_UNAVAILABLE
+run 69 create --journal "sqlite:$tmp/no/such/dir/j.db" --op x --intent "$INTENT"
+stderr_has JOURNAL_UNAVAILABLE
+for sub in "get --op x" list "history --op x"; do
+	# shellcheck disable=SC2086
+	run 2 $sub --journal "sqlite:$tmp/nope.db"
+	stderr_has NOT_FOUND
+	grep -q "journal '$tmp/nope.db' does not exist" "$tmp/err" ||
+		fail "journal $sub: unclear: $(cat "$tmp/err")"
+done
+[ ! -e "$tmp/nope.db" ] && [ ! -e "$tmp/no" ] || fail "a read verb created a file"
+
+# the read verbs open read-only: an SQLite file that is not a journal is
+# refused, its bytes as they were (no journal tables, no WAL switch);
+# tests/integration/read_verbs.sh does this for every read verb.
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE t(x)")
+c.execute("INSERT INTO t VALUES (1)"); c.commit()' "$tmp/other.db"
+sum=$(sha256sum <"$tmp/other.db")
+for sub in "get --op x" list "history --op x"; do
+	# shellcheck disable=SC2086
+	run 69 $sub --journal "sqlite:$tmp/other.db"
+	stderr_has JOURNAL_UNAVAILABLE
+	[ "$(sha256sum <"$tmp/other.db")" = "$sum" ] || fail "journal $sub changed other.db"
+done
+[ "$(ls "$tmp" | grep -c '^other.db')" -eq 1 ] || fail "other.db gained -wal/-shm: $(ls "$tmp")"
 
 check_all || fail "JSON checks"
 echo "journal_cli.sh: ok"
