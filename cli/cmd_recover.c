@@ -237,10 +237,12 @@ static int defaults_and_requirements(const struct subcommand *sc,
 		    !(a->seen & required_names[i].flag))
 			return cli_usage(cmd, "missing %s",
 					 required_names[i].text);
-	if ((a->seen & O_ACTOR) && !*r->actor)
-		return cli_usage(cmd, "--actor must not be empty");
-	if ((a->seen & O_REASON) && !*r->reason)
-		return cli_usage(cmd, "--reason must not be empty");
+	if ((a->seen & O_ACTOR) && recover_text_blank(r->actor))
+		return cli_usage(cmd, "--actor must name someone, not be empty "
+				 "or only white space");
+	if ((a->seen & O_REASON) && recover_text_blank(r->reason))
+		return cli_usage(cmd, "--reason must say why, not be empty or "
+				 "only white space");
 	return 0;
 }
 

@@ -291,12 +291,58 @@ static json_t *audit_object(const struct recover_audit *a)
 	return root;
 }
 
-/* Non-empty, bounded, and valid UTF-8 (jansson refuses anything else). */
+/* The code point at *p (advancing *p), or -1 for bytes that are not
+ * UTF-8 (text_ok() refuses those through jansson anyway). */
+static long utf8_next(const unsigned char **p)
+{
+	const unsigned char *s = *p;
+	int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 :
+		  (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	long cp = len == 1 ? s[0] : len == 2 ? (s[0] & 0x1f) :
+		  len == 3 ? (s[0] & 0x0f) : (s[0] & 0x07);
+
+	if (!len)
+		return -1;
+	for (int i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	*p = s + len;
+	return cp;
+}
+
+/* White space (Unicode White_Space) and the zero-width characters that
+ * show as nothing. */
+static bool invisible(long cp)
+{
+	return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 ||
+	       cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200d) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f ||
+	       cp == 0x2060 || cp == 0x3000 || cp == 0xfeff;
+}
+
+bool recover_text_blank(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s)
+		return true;
+	while (*p) {
+		long cp = utf8_next(&p);
+
+		if (cp < 0 || !invisible(cp))
+			return false;
+	}
+	return true;
+}
+
+/* Not blank, bounded, and valid UTF-8 (jansson refuses anything else). */
 static int text_ok(const char *s, size_t max)
 {
 	json_t *v;
 
-	if (!s || !*s || strlen(s) >= max)
+	if (recover_text_blank(s) || strlen(s) >= max)
 		return 0;
 	v = json_string(s);
 	json_decref(v);

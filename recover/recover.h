@@ -116,14 +116,23 @@ struct recover_audit {
 #define RECOVER_REASON_MAX 1024
 
 /*
+ * Whether s says nothing: NULL, empty, or only white space (ASCII and
+ * Unicode spaces, line and paragraph separators) and invisible
+ * zero-width characters.  An actor or reason like that names nobody and
+ * explains nothing, so the audit record refuses it.
+ */
+bool recover_text_blank(const char *s);
+
+/*
  * The evidence JSON of the audited transition (compact, malloc'd in *out):
  *   {"recovery":{"actor","reason","action","forced","at",
  *                "before":{"state","version"},"after":{"state","version"},
  *                "fence":{"name","answer","epoch","fenced_epoch"}}}
  * plus, when the fence proved the mutation APPLIED, the top-level
  * "epoch", "rows" and "fence" a later attempt reads the committed result
- * from (runtime__recorded_result()).  FC_USAGE for an empty or too long
- * actor or reason, FC_NOMEM when out of memory; *out is NULL then.
+ * from (runtime__recorded_result()).  FC_USAGE for a blank
+ * (recover_text_blank()) or too long actor or reason, FC_NOMEM when out
+ * of memory; *out is NULL then.
  */
 int recover_audit_json(const struct recover_audit *a, char **out)
 	FC_MUST_CHECK;

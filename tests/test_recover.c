@@ -340,7 +340,16 @@ static void test_audit_refuses_bad_text(void **unused)
 	assert_null(out);
 	au.actor = NULL;
 	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
+	/* white space only, ASCII or Unicode (EN SPACE, NBSP, ZERO WIDTH
+	 * SPACE, IDEOGRAPHIC SPACE): nobody, and no reason */
+	au.actor = " \t ";
+	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
+	assert_null(out);
+	au.actor = "\xe2\x80\x82\xc2\xa0";
+	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
 	au.actor = "alice";
+	au.reason = "\n\r\t \xe2\x80\x8b\xe3\x80\x80";
+	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
 	au.reason = "\xff\xfe not utf-8";
 	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
 	memset(big, 'x', sizeof(big) - 1);
@@ -356,6 +365,26 @@ static void test_audit_refuses_bad_text(void **unused)
 	assert_int_equal(recover_audit_json(&au, &out), FC_USAGE);
 }
 
+static void test_text_blank(void **unused)
+{
+	static const char *const blank[] = {
+		"", " ", "\t\n\v\f\r ", "\xc2\xa0", "\xe2\x80\x82\xe2\x80\x83",
+		"\xe2\x80\x8b", "\xe2\x80\xa8", "\xe3\x80\x80", "\xef\xbb\xbf",
+		"\xc2\x85 \xe1\x9a\x80",
+	};
+	static const char *const said[] = {
+		"a", " alice ", "\xc2\xa0x", "INC-1234", "\xc3\xa9",
+		"\xe2\x80\x8bz", "\xff", " \xff",
+	};
+
+	(void)unused;
+	assert_true(recover_text_blank(NULL));
+	for (size_t i = 0; i < sizeof(blank) / sizeof(*blank); i++)
+		assert_true(recover_text_blank(blank[i]));
+	for (size_t i = 0; i < sizeof(said) / sizeof(*said); i++)
+		assert_false(recover_text_blank(said[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_audit_mark_committed),
 		cmocka_unit_test(test_audit_forced_without_proof),
 		cmocka_unit_test(test_audit_refuses_bad_text),
+		cmocka_unit_test(test_text_blank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

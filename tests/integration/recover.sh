@@ -7,7 +7,8 @@
 #   A  fence APPLIED  -> mark-committed -> the next attempt completes with
 #      no second mutation; inspect/plan leave journal and target
 #      byte-identical; a stale --expect-version and a racing apply lose
-#      with RECOVERY_CONFLICT; a COMPLETE operation is refused untouched
+#      with RECOVERY_CONFLICT; a blank --actor or --reason is a usage error
+#      that writes nothing; a COMPLETE operation is refused untouched
 #   B  fence ABSENT   -> a running lease makes apply wait (LEASE_HELD) ->
 #      mark-failed-pre-commit (fenced at a new epoch) -> the next attempt
 #      applies exactly once
@@ -211,6 +212,22 @@ cmp -s "$tmp/before" "$tmp/after" ||
 [ "$(python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode").fetchone()[0])' \
 	"$d/other/plain.db")" = delete ] || fail "A: the probe switched the target to WAL"
+
+# A blank actor or reason names nobody and explains nothing: a usage error
+# before anything is opened, so no audit record, and not a byte changes.
+snapshot >"$tmp/before"
+apply 64 4 mark-committed "   " "fence proves the commit"
+stderr_has "^fencecert: USAGE: --actor must name someone"
+apply 64 4 mark-committed "$(printf '\t \342\200\202\302\240')" "fence proves the commit"
+stderr_has "^fencecert: USAGE: --actor must name someone"
+apply 64 4 mark-committed alice "$(printf ' \t\n \r ')"
+stderr_has "^fencecert: USAGE: --reason must say why"
+apply 64 4 mark-committed alice "$(printf '\342\200\213\343\200\200')"
+stderr_has "^fencecert: USAGE: --reason must say why"
+snapshot >"$tmp/after"
+cmp -s "$tmp/before" "$tmp/after" ||
+	fail "A: a blank actor/reason changed files: $(diff "$tmp/before" "$tmp/after")"
+[ "$(version)" -eq 4 ] || fail "A: a blank actor or reason moved the operation"
 
 # The plan refuses the opposite of the proof, --force or not.
 apply 4 4 mark-failed-pre-commit alice test --force
