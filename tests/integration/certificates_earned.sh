@@ -207,6 +207,22 @@ done
 "$FENCECERT" merge "$tmp/merged.json" "$tmp/ws1/report.json" \
 	"$tmp/ws2/report.json" || fail "merge of the window shards"
 certify 0 "$tmp/window.yaml" "$tmp/w2"
+# shard 1 (clean, xcom-lost) lacks the stop before the commit that shard 2
+# has: its note must not survive the merge
+for k in 1 2; do
+	certify 0 "$tmp/window.yaml" "$tmp/wf$k" --shard "$k/2"
+done
+"$FENCECERT" merge "$tmp/merged-full.json" "$tmp/wf1/report.json" \
+	"$tmp/wf2/report.json" || fail "merge of the full shards"
+"$PY" - "$tmp/wf1/report.json" "$tmp/merged-full.json" <<'PY'
+import json, sys
+one = json.load(open(sys.argv[1]))["routes"][0]
+merged = json.load(open(sys.argv[2]))["routes"][0]
+if one["verdict"] != "unverified" or not one["coverage"]["unverified"]:
+    sys.exit(f"FAIL: shard 1 was meant to lack a window: {one['verdict']}")
+if merged["verdict"] != "certified-automatic" or merged["coverage"]["unverified"]:
+    sys.exit(f"FAIL: merged {merged['verdict']} {merged['coverage']['unverified']}")
+PY
 "$PY" - "$tmp/w1/report.json" "$tmp/merged.json" "$tmp/w2/report.json" <<'PY'
 import json, sys
 reason = ("no schedule stopped a try before its target mutation: "
