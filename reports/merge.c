@@ -13,7 +13,9 @@
  *     --route selection holds another slice).
  *  2. Verdicts are recomputed, never copied: the union of schedules is
  *     folded with the checker's own verdict_tally_add()/verdict_tally_fold()
- *     (harness/check/verdict.h).  The harness turns a verdict unverified
+ *     (harness/check/verdict.h), the windows their retried stops
+ *     challenged counted over all shards (report_schedule_windows()), and
+ *     the window rule's notes recomputed, never taken from a shard.  The harness turns a verdict unverified
  *     when exploration had a gap; a shard whose route verdict is unverified
  *     while its own schedules fold to a certified verdict had such a gap,
  *     and the gap is carried into the merged verdict.
@@ -251,11 +253,26 @@ static struct verdict_tally tally_of(const json_t *schedules)
 	memset(&t, 0, sizeof(t));
 	json_array_foreach(schedules, i, s) {
 		enum schedule_outcome o;
+		bool before, after;
 		if (outcome_parse(rview_str(s, "outcome"), &o))
 			o = OUTCOME_UNVERIFIED;
 		verdict_tally_add(&t, json_array_size(rview_arr(s, "violations")), o);
+		if (report_schedule_windows(s, &before, &after))
+			verdict_tally_windows(&t, before, after);
 	}
 	return t;
+}
+
+/* A note of the window rule: recomputed over the union, never copied. */
+static bool window_note(const json_t *note)
+{
+	struct verdict_tally none;
+	const char *n = json_string_value(note);
+
+	memset(&none, 0, sizeof(none));
+	none.windows_known = 1;
+	return n && (strcmp(n, verdict_window_gap(&none, VERDICT_WINDOW_BEFORE)) == 0 ||
+		     strcmp(n, verdict_window_gap(&none, VERDICT_WINDOW_AFTER)) == 0);
 }
 
 static int add_schedule(struct merge *m, struct mroute *mr, json_t *s,
@@ -349,7 +366,8 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 		size_t k;
 		json_array_foreach(mr->notes, k, x)
 			dup |= json_equal(x, n);
-		if (!dup && json_array_size(mr->notes) < NOTES_MAX)
+		if (!dup && !window_note(n) &&
+		    json_array_size(mr->notes) < NOTES_MAX)
 			json_array_append(mr->notes, n);
 	}
 	return 0;
@@ -385,9 +403,11 @@ static json_t *sorted(json_t *set, const json_t *minus)
 	return arr;
 }
 
-static json_t *coverage(const struct mroute *mr, const json_t *schedules)
+static json_t *coverage(const struct mroute *mr, const json_t *schedules,
+		       const struct verdict_tally *t)
 {
 	json_t *by_outcome = json_object(), *by_kind = json_object(), *s, *unobs;
+	json_t *stops;
 	const char *k;
 	json_t *v;
 	size_t i;
@@ -403,8 +423,14 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules)
 	unobs = json_array();
 	json_object_foreach(mr->unobservable, k, v)
 		json_array_append(unobs, v);
+	/* a report of a harness that recorded no windows says nothing */
+	stops = !t->windows_known ? NULL :
+		json_pack("{s:I, s:I}", "before_mutation",
+			  (json_int_t)t->stopped[VERDICT_WINDOW_BEFORE],
+			  "after_mutation",
+			  (json_int_t)t->stopped[VERDICT_WINDOW_AFTER]);
 	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, "
-			 "s:o, s:I, s:O}",
+			 "s:o, s:I, s:O, s:o*}",
 			 "failpoints_declared",
 			 (json_int_t)json_object_size(mr->declared),
 			 "failpoints_reached",
@@ -419,7 +445,7 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules)
 			 "by_outcome", by_outcome, "by_kind", by_kind,
 			 "invariants_not_observable", unobs,
 			 "syscall_occurrences_explored", (json_int_t)mr->syscalls,
-			 "unverified", mr->notes);
+			 "unverified", mr->notes, "retried_stops", stops);
 }
 
 static int finish_route(struct mroute *mr)
@@ -447,12 +473,19 @@ static int finish_route(struct mroute *mr)
 	verdict = verdict_tally_fold(&t);
 	if (verdict != VERDICT_REJECTED && mr->gap)
 		verdict = VERDICT_UNVERIFIED;
+	/* the window rule's reasons lead the notes, as certify.c writes them */
+	for (int w = VERDICT_WINDOW_BEFORE; verdict != VERDICT_REJECTED &&
+	     w <= VERDICT_WINDOW_AFTER; w++) {
+		const char *gap = verdict_window_gap(&t, w);
+		if (gap && json_array_insert_new(mr->notes, 0, json_string(gap)))
+			return FC_NOMEM;
+	}
 	if (json_object_set_new(mr->obj, "verdict",
 				json_string(verdict_name(verdict))) ||
 	    json_object_set_new(mr->obj, "expectation_met",
 				json_boolean(verdict_meets(verdict,
 				rview_str(mr->obj, "expected")))) ||
-	    json_object_set_new(mr->obj, "coverage", coverage(mr, schedules)) ||
+	    json_object_set_new(mr->obj, "coverage", coverage(mr, schedules, &t)) ||
 	    json_object_set_new(mr->obj, "violations", violations) ||
 	    json_object_set_new(mr->obj, "schedules", schedules))
 		return FC_NOMEM;

@@ -97,20 +97,55 @@ static void add_fence(struct rec_observation *o, long long applied,
 	f->rows = 3;
 }
 
-static void add_transition(struct rec_operation *op, enum fc_state from,
-			   enum fc_state to, long long at)
+/* The route's first (usually only) journal entry of op. */
+static struct rec_entry *entry0(struct rec_operation *op)
 {
-	struct journal_transition *t = RECORD_PUSH(op->history, op->nhistory);
+	assert_true(op->nentries > 0);
+	return &op->entries[0];
+}
+
+static void add_entry_transition(struct rec_entry *e, enum fc_state from,
+				 enum fc_state to, long long at)
+{
+	struct journal_transition *t = RECORD_PUSH(e->history, e->nhistory);
 
 	assert_non_null(t);
-	snprintf(t->operation_id, sizeof(t->operation_id), "%s", OP1);
-	t->version = (long long)op->nhistory;
+	snprintf(t->operation_id, sizeof(t->operation_id), "%s",
+		 e->operation_id);
+	t->version = (long long)e->nhistory;
 	t->from = from;
 	t->to = to;
 	t->epoch = 1;
 	t->at = T0 + at;
-	op->entry.state = to;
-	op->entry.version = t->version;
+	e->entry.state = to;
+	e->entry.version = t->version;
+}
+
+static void add_transition(struct rec_operation *op, enum fc_state from,
+			   enum fc_state to, long long at)
+{
+	add_entry_transition(entry0(op), from, to, at);
+}
+
+/* Cut op's first entry back to its first n transitions. */
+static void keep_history(struct rec_operation *op, size_t n)
+{
+	struct rec_entry *e = entry0(op);
+
+	e->nhistory = n;
+	e->entry.state = e->history[n - 1].to;
+	e->entry.version = e->history[n - 1].version;
+}
+
+/* op keeps no journal: its entries are gone. */
+static void drop_entries(struct rec_operation *op)
+{
+	for (size_t k = 0; k < op->nentries; k++)
+		free(op->entries[k].history);
+	free(op->entries);
+	op->entries = NULL;
+	op->nentries = 0;
+	op->operation_id[0] = '\0';
 }
 
 /* The converged schedule every case starts from. */
@@ -136,7 +171,8 @@ static struct rec_schedule *base(void)
 	r->nops = 1;
 	op = &r->ops[0];
 	op->index = 1;
-	snprintf(op->operation_id, sizeof(op->operation_id), "%s", OP1);
+	assert_non_null(record_attribute(op, OP1, 0, T0 + 10));
+	assert_string_equal(op->operation_id, OP1);
 	op->row_keys = calloc(3, sizeof(char *));
 	assert_non_null(op->row_keys);
 	op->row_keys[0] = xstrdup("o1-r1");
@@ -163,8 +199,9 @@ static struct rec_schedule *base(void)
 	return r;
 }
 
-static void add_fault(struct rec_schedule *r, enum fault_action act,
-		      const char *fp, int attempt, bool fired, int attempt_idx)
+static struct rec_applied *add_fault(struct rec_schedule *r,
+				     enum fault_action act, const char *fp,
+				     int attempt, bool fired, int attempt_idx)
 {
 	struct fault *f;
 	struct rec_applied *ap;
@@ -181,7 +218,7 @@ static void add_fault(struct rec_schedule *r, enum fault_action act,
 	snprintf(f->failpoint, sizeof(f->failpoint), "%s", fp);
 	r->fired[n] = fired;
 	if (!fired)
-		return;
+		return NULL;
 	ap = RECORD_PUSH(r->applied, r->napplied);
 	assert_non_null(ap);
 	ap->fault = (int)n;
@@ -189,6 +226,8 @@ static void add_fault(struct rec_schedule *r, enum fault_action act,
 	ap->operation = 1;
 	snprintf(ap->what, sizeof(ap->what), "%s at %s in try %d",
 		 fault_action_name(act), fp, attempt);
+	ap->at_ms = attempt_idx >= 0 ? r->attempts[attempt_idx].end_ms : 0;
+	return ap;
 }
 
 /* --- the cases ----------------------------------------------------------- */
@@ -214,7 +253,7 @@ static void dead_journal(struct rec_schedule *r)
 static void dead_journal_mutates(struct rec_schedule *r)
 {
 	dead_journal(r);
-	r->ops[0].history[2].at = r->attempts[0].end_wall_ms + 50;
+	entry0(&r->ops[0])->history[2].at = r->attempts[0].end_wall_ms + 50;
 }
 
 static void duplicate(struct rec_schedule *r)
@@ -231,7 +270,7 @@ static void loss_journal(struct rec_schedule *r)
 static void loss_task_only(struct rec_schedule *r)
 {
 	loss_journal(r);
-	r->ops[0].journal_status = FC_NOT_FOUND;
+	drop_entries(&r->ops[0]);
 	r->ops[0].nevidence = 0;
 }
 
@@ -242,9 +281,7 @@ static void stop_then_write(struct rec_schedule *r)
 
 	r->attempts[0].exit_code = 100;
 	op->task = TASK_FAILED;
-	op->nhistory = 3; /* stopped in COMMITTING */
-	op->entry.state = FC_COMMITTING;
-	op->entry.version = 3;
+	keep_history(op, 3); /* stopped in COMMITTING */
 	op->nevidence = 0;
 	for (size_t i = 0; i < r->obs[0].nrows; i++)
 		free(r->obs[0].rows[i].row_key);
@@ -271,24 +308,24 @@ static void success_while_unknown(struct rec_schedule *r)
 {
 	struct rec_operation *op = &r->ops[0];
 
-	op->nhistory = 3;
+	keep_history(op, 3);
 	add_transition(op, FC_COMMITTING, FC_COMMIT_UNKNOWN, 13);
 	op->nevidence = 0;
 }
 
 static void illegal_edge(struct rec_schedule *r)
 {
-	r->ops[0].history[1].to = FC_COMPLETE;
+	entry0(&r->ops[0])->history[1].to = FC_COMPLETE;
 }
 
 static void version_gap(struct rec_schedule *r)
 {
-	r->ops[0].history[3].version = 7;
+	entry0(&r->ops[0])->history[3].version = 7;
 }
 
 static void entry_disagrees(struct rec_schedule *r)
 {
-	r->ops[0].entry.version = 9;
+	entry0(&r->ops[0])->entry.version = 9;
 }
 
 /* the source changed after try 1; try 2 must stop with 100 */
@@ -383,11 +420,7 @@ static void no_fences(struct rec_schedule *r)
 
 static void evidence_state(struct rec_schedule *r)
 {
-	struct rec_operation *op = &r->ops[0];
-
-	op->nhistory = 2;
-	op->entry.state = FC_PREPARED;
-	op->entry.version = 2;
+	keep_history(&r->ops[0], 2);
 }
 
 static void evidence_rows(struct rec_schedule *r)
@@ -409,7 +442,7 @@ static void probe_fail_stop(struct rec_schedule *r)
 {
 	struct rec_operation *op = &r->ops[0];
 
-	op->nhistory = 3;
+	keep_history(op, 3);
 	add_transition(op, FC_COMMITTING, FC_COMMIT_UNKNOWN, 13);
 	op->task = TASK_FAILED;
 	op->nevidence = 0;
@@ -428,9 +461,7 @@ static void exhausted(struct rec_schedule *r)
 	struct rec_operation *op = &r->ops[0];
 
 	op->task = TASK_RETRIES_EXHAUSTED;
-	op->nhistory = 3;
-	op->entry.state = FC_COMMITTING;
-	op->entry.version = 3;
+	keep_history(op, 3);
 	op->nevidence = 0;
 	r->attempts[0].exit_code = -1;
 	r->attempts[0].signal = 9;
@@ -443,6 +474,126 @@ static void not_converged(struct rec_schedule *r)
 	r->attempts[0].signal = 0;
 	r->attempts[0].exit_code = 75;
 	r->napplied = 0; /* the try failed without a fault */
+}
+
+/* exit 100 in COMMITTING; the faults given are all the schedule had */
+static void stop_after(struct rec_schedule *r, enum fault_action act,
+		       int attempt_idx)
+{
+	stop_clean(r);
+	add_fault(r, act, act == FAULT_KILL ? "after_committing" : "", 1, true,
+		  attempt_idx);
+}
+
+/* a lost XCom cannot hide a commit: no excuse for the stop */
+static void stop_after_lose_xcom(struct rec_schedule *r)
+{
+	stop_after(r, FAULT_LOSE_XCOM, -1);
+}
+
+static void stop_after_lose_pod(struct rec_schedule *r)
+{
+	stop_after(r, FAULT_LOSE_POD, -1);
+}
+
+/* a kill in try 1 may have hidden the commit: a fail-closed stop */
+static void stop_after_kill(struct rec_schedule *r)
+{
+	stop_after(r, FAULT_KILL, 0);
+}
+
+/* a syscall fault in try 1 likewise */
+static void stop_after_syscall(struct rec_schedule *r)
+{
+	stop_after(r, FAULT_SYSCALL, 0);
+}
+
+/* the task succeeded; the journal entry never got to COMPLETE */
+static void success_unfinished(struct rec_schedule *r)
+{
+	keep_history(&r->ops[0], 4);
+	r->ops[0].nevidence = 0;
+}
+
+/* the route keeps no journal and did its work: judged on the target */
+static void journal_less(struct rec_schedule *r)
+{
+	drop_entries(&r->ops[0]);
+	snprintf(r->ops[0].evidence[0].operation_id, JOURNAL_ID_MAX, "mine");
+	r->obs[0].nfences = 0;
+}
+
+static void journal_less_dup(struct rec_schedule *r)
+{
+	journal_less(r);
+	duplicate(r);
+}
+
+static void journal_less_exit100(struct rec_schedule *r)
+{
+	journal_less(r);
+	r->ops[0].nevidence = 0;
+	r->ops[0].task = TASK_FAILED;
+	r->attempts[0].exit_code = 100;
+	for (size_t i = 0; i < r->obs[0].nrows; i++)
+		free(r->obs[0].rows[i].row_key);
+	r->obs[0].nrows = 0;
+}
+
+/* try 2 (a retry) names the operation anew: entry "own:2" created while
+ * it ran, the old entry left behind */
+static void second_entry(struct rec_schedule *r, long long created)
+{
+	struct rec_operation *op = &r->ops[0];
+	struct rec_entry *e;
+
+	r->attempts[0].exit_code = -1;
+	r->attempts[0].signal = 9;
+	add_fault(r, FAULT_KILL, "after_target_commit", 1, true, 0);
+	add_attempt(r, 1, 2, 30, 40, 0);
+	add_obs(r, 1, 1, 1, 1);
+	e = record_attribute(op, "own:2", 1, T0 + created);
+	assert_non_null(e);
+	add_entry_transition(e, FC_STATE_NONE, FC_PREPARING, created);
+	add_entry_transition(e, FC_PREPARING, FC_PREPARED, created + 1);
+	add_entry_transition(e, FC_PREPARED, FC_COMMITTING, created + 2);
+	add_entry_transition(e, FC_COMMITTING, FC_TARGET_COMMITTED, created + 3);
+	add_entry_transition(e, FC_TARGET_COMMITTED, FC_COMPLETE, created + 4);
+}
+
+static void new_id_on_retry(struct rec_schedule *r)
+{
+	second_entry(r, 32);
+}
+
+/* a second entry made by try 1 itself: a route may keep two */
+static void two_entries_one_try(struct rec_schedule *r)
+{
+	second_entry(r, 12);
+}
+
+/* the new entry was left unfinished: the retry also did not complete */
+static void new_id_unfinished(struct rec_schedule *r)
+{
+	second_entry(r, 32);
+	r->ops[0].entries[1].nhistory = 3;
+	r->ops[0].entries[1].entry.state = FC_COMMITTING;
+	r->ops[0].entries[1].entry.version = 3;
+}
+
+/* a lost XCom right as the try ended disturbed no try */
+static void exhausted_lose_xcom(struct rec_schedule *r)
+{
+	not_converged(r);
+	add_fault(r, FAULT_LOSE_XCOM, "", 1, true, -1)->at_ms =
+		r->attempts[0].end_ms;
+}
+
+/* a member stopped before the try and never started again did */
+static void exhausted_member_down(struct rec_schedule *r)
+{
+	not_converged(r);
+	add_fault(r, FAULT_STOP_MEMBER, "", 1, true, -1)->at_ms = 1;
 }
 
 static void unfired(struct rec_schedule *r)
@@ -472,10 +623,32 @@ static const struct check_case cases[] = {
 	{ "row lost, task succeeded", loss_task_only, true, INV_NO_LOSS,
 	  OUTCOME_NOT_CONVERGED, 0 },
 	{ "rows written after exit 100", stop_then_write, true, INV_FAIL_CLOSED,
+	  OUTCOME_NOT_CONVERGED, 0 },
+	{ "exit 100 with no fault", stop_clean, true, INV_COMPLETES,
+	  OUTCOME_NOT_CONVERGED, 0 },
+	{ "exit 100 after lose_xcom", stop_after_lose_xcom, true, INV_COMPLETES,
+	  OUTCOME_NOT_CONVERGED, 0 },
+	{ "exit 100 after lose_pod", stop_after_lose_pod, true, INV_COMPLETES,
+	  OUTCOME_NOT_CONVERGED, 0 },
+	{ "exit 100 after a kill", stop_after_kill, true, 0, OUTCOME_STOPPED, 0 },
+	{ "exit 100 after a syscall fault", stop_after_syscall, true, 0,
 	  OUTCOME_STOPPED, 0 },
-	{ "nothing after exit 100", stop_clean, true, 0, OUTCOME_STOPPED, 0 },
 	{ "success while COMMIT_UNKNOWN", success_while_unknown, true,
-	  INV_FAIL_CLOSED, OUTCOME_STOPPED, 0 },
+	  INV_FAIL_CLOSED, OUTCOME_NOT_CONVERGED, 0 },
+	{ "success, entry not COMPLETE", success_unfinished, true,
+	  INV_COMPLETES, OUTCOME_NOT_CONVERGED, 0 },
+	{ "no journal, rows once", journal_less, true, 0, OUTCOME_CONVERGED,
+	  CHECK_JOURNAL_INVARIANTS },
+	{ "no journal, rows twice", journal_less_dup, true, INV_NO_DUPLICATE,
+	  OUTCOME_NOT_CONVERGED, CHECK_JOURNAL_INVARIANTS },
+	{ "no journal, exit 100 unprovoked", journal_less_exit100, true,
+	  INV_COMPLETES, OUTCOME_NOT_CONVERGED, CHECK_JOURNAL_INVARIANTS },
+	{ "retry opens a second entry", new_id_on_retry, true,
+	  INV_STABLE_IDENTITY, OUTCOME_CONVERGED, 0 },
+	{ "second entry of try 1", two_entries_one_try, true, 0,
+	  OUTCOME_CONVERGED, 0 },
+	{ "retry's new entry unfinished", new_id_unfinished, true,
+	  INV_STABLE_IDENTITY, OUTCOME_NOT_CONVERGED, 0 },
 	{ "illegal transition", illegal_edge, true, INV_LEGAL_HISTORY,
 	  OUTCOME_CONVERGED, 0 },
 	{ "version gap", version_gap, true, INV_LEGAL_HISTORY, OUTCOME_CONVERGED, 0 },
@@ -505,10 +678,15 @@ static const struct check_case cases[] = {
 	{ "evidence torn", evidence_torn, true, INV_EVIDENCE, OUTCOME_CONVERGED, 0 },
 	{ "stop after a failed probe", probe_fail_stop, true, 0,
 	  OUTCOME_STOP_EXCUSED, 0 },
-	{ "stop without excuse", unprovoked_stop, true, 0, OUTCOME_STOPPED, 0 },
+	{ "stop after a kill, probe fine", unprovoked_stop, true, 0,
+	  OUTCOME_STOPPED, 0 },
 	{ "faults used every try", exhausted, true, 0, OUTCOME_EXHAUSTED, 0 },
-	{ "retries ran out unfaulted", not_converged, true, 0,
+	{ "retries ran out unfaulted", not_converged, true, INV_COMPLETES,
 	  OUTCOME_NOT_CONVERGED, 0 },
+	{ "retries ran out, XCom lost", exhausted_lose_xcom, true,
+	  INV_COMPLETES, OUTCOME_NOT_CONVERGED, 0 },
+	{ "retries ran out, member down", exhausted_member_down, true, 0,
+	  OUTCOME_EXHAUSTED, 0 },
 	{ "fault never fired (strict)", unfired, true, 0, OUTCOME_UNVERIFIED, 0 },
 	{ "fault never fired (random)", unfired, false, 0, OUTCOME_CONVERGED, 0 },
 	{ "observer failed", observer_failed, true, 0, OUTCOME_UNVERIFIED, 0 },
@@ -598,9 +776,84 @@ static void test_no_failpoints(void **state)
 	record_free(r);
 }
 
+/* The windows stopped and retried tries challenged (check_window.c). */
+struct window_case {
+	const char *name;
+	enum fault_action act;   /* applied to try 1 */
+	int try1_exit;           /* -1: killed */
+	bool zombie;             /* try 1 paused and given up on */
+	bool rows_after_try1;    /* the observation the retry met */
+	bool retried;            /* a try 2 follows */
+	int want;                /* -1: no stop; else enum stop_window */
+};
+
+static const struct window_case window_cases[] = {
+	{ "kill after the rows landed", FAULT_KILL, -1, false, true, true,
+	  WINDOW_AFTER_MUTATION },
+	{ "kill before the rows", FAULT_KILL, -1, false, false, true,
+	  WINDOW_BEFORE_MUTATION },
+	{ "syscall errno, exit 75, rows there", FAULT_SYSCALL, 75, false, true,
+	  true, WINDOW_AFTER_MUTATION },
+	{ "fail, exit 75, no rows", FAULT_FAIL, 75, false, false, true,
+	  WINDOW_BEFORE_MUTATION },
+	{ "paused, no rows when try 2 began", FAULT_PAUSE, 0, true, false, true,
+	  WINDOW_BEFORE_MUTATION },
+	{ "proxy cut, exit 75", FAULT_CUT_AFTER_COMMIT, 75, false, true, true,
+	  WINDOW_AFTER_MUTATION },
+	{ "kill, never retried", FAULT_KILL, -1, false, true, false, -1 },
+	{ "fail, but the try succeeded", FAULT_FAIL, 0, false, true, true, -1 },
+	{ "delay cannot stop a try", FAULT_DELAY, 75, false, true, true, -1 },
+	{ "lost XCom stops nothing", FAULT_LOSE_XCOM, 75, false, true, true, -1 },
+};
+
+static void test_retried_stops(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(window_cases) / sizeof(window_cases[0]);
+	     i++) {
+		const struct window_case *c = &window_cases[i];
+		struct rec_schedule *r = base();
+		struct rec_attempt *a = &r->attempts[0];
+		struct check_result res;
+
+		a->exit_code = c->try1_exit;
+		a->signal = c->try1_exit < 0 ? 9 : 0;
+		a->zombie = c->zombie;
+		if (!c->rows_after_try1) {
+			for (size_t k = 0; k < r->obs[0].nrows; k++)
+				free(r->obs[0].rows[k].row_key);
+			r->obs[0].nrows = 0;
+		}
+		add_fault(r, c->act, "x", 1, true,
+			  c->act == FAULT_LOSE_XCOM ? -1 : 0);
+		if (c->retried) {
+			add_attempt(r, 1, 2, 30, 40, 0);
+			add_obs(r, 1, 1, 1, 1);
+		}
+		assert_int_equal(check_schedule(r, true, &res), 0);
+		if (c->want < 0 ? res.nstops != 0 :
+		    res.nstops != 1 || res.stops[0].window != (enum stop_window)c->want ||
+		    res.stops[0].attempt != 0) {
+			print_error("window case '%s': %zu stops, first %s\n",
+				    c->name, res.nstops, res.nstops ?
+				    stop_window_name(res.stops[0].window) : "-");
+			fail();
+		}
+		check_result_release(&res);
+		record_free(r);
+	}
+}
+
 static void test_names(void **state)
 {
 	(void)state;
+	assert_string_equal(invariant_name(INV_COMPLETES), "completes");
+	assert_string_equal(invariant_name(INV_STABLE_IDENTITY),
+			    "stable-identity");
+	assert_string_equal(stop_window_name(WINDOW_AFTER_MUTATION),
+			    "after-mutation");
+	assert_string_equal(stop_window_name(WINDOW_BEFORE_MUTATION),
+			    "before-mutation");
 	assert_string_equal(invariant_name(INV_NO_DUPLICATE), "no-duplicate");
 	assert_string_equal(invariant_name(INV_EVIDENCE), "evidence-agrees");
 	assert_string_equal(invariant_name(INV_DEAD_JOURNAL), "dead-journal-no-mutation");
@@ -616,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_duplicate_detail),
 		cmocka_unit_test(test_no_failpoints),
+		cmocka_unit_test(test_retried_stops),
 		cmocka_unit_test(test_names),
 	};
 

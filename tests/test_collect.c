@@ -2,6 +2,13 @@
  * test_collect.c -- collect_evidence(): every return.json that survived in
  * a schedule's XCom dirs is read whole, whatever its size; a missing one
  * is no evidence, an unparsable one is evidence that is not valid.
+ *
+ * And the journal watch (collect_watch_*, collect_journal()) on a real
+ * SQLite journal: entries the "route" (this test, through the journal
+ * port) writes under ids of its own are attributed to the operation whose
+ * attempt ended when they appeared or moved, found by time when a
+ * listing could not run, and read back whole at the end; a journal never
+ * created stays uncreated.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,15 +22,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness/run/collect.h"
+#include "common/clock.h"
 #include "common/fsutil.h"
+#include "harness/run/collect.h"
+#include "journal/journal.h"
 
 static char root[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/fc-collect-XXXXXX");
+	/* tmpfs when there is one: the journal syncs every write */
+	snprintf(root, sizeof(root), "%s/fc-collect-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 	assert_non_null(mkdtemp(root));
 	return 0;
 }
@@ -116,11 +127,229 @@ static void test_evidence_too_big(void **state)
 	record_free(r);
 }
 
+/* --- the journal watch ------------------------------------------------------ */
+
+static char url[128];
+
+static struct rec_schedule *schedule_of(int nops)
+{
+	struct rec_schedule *r = record_new();
+
+	assert_non_null(r);
+	for (int i = 1; i <= nops; i++) {
+		struct rec_operation *op = RECORD_PUSH(r->ops, r->nops);
+		assert_non_null(op);
+		op->index = i;
+		snprintf(op->canonical_id, sizeof(op->canonical_id),
+			 "sha256:canonical-%d", i);
+	}
+	snprintf(url, sizeof(url), "sqlite:%s/journal.db", root);
+	return r;
+}
+
+/* An attempt of op that lived over [start, end] (Unix ms); its index. */
+static int attempt(struct rec_schedule *r, int op, int k, long long start,
+		   long long end)
+{
+	struct rec_attempt *a = RECORD_PUSH(r->attempts, r->nattempts);
+
+	assert_non_null(a);
+	a->operation = op;
+	a->try_number = k;
+	a->start_wall_ms = start;
+	a->end_wall_ms = end;
+	a->obs_after = -1;
+	return (int)r->nattempts - 1;
+}
+
+/* What the route does: create an entry under its own id. */
+static void route_creates(const char *id)
+{
+	char err[256];
+	struct journal_entry e;
+	journal *j;
+	int created;
+
+	assert_int_equal(journal_open(url, &j, err, sizeof(err)), 0);
+	assert_int_equal(journal_create_or_get(j, id, "intent-1", NULL, &e,
+					       &created), 0);
+	assert_int_equal(created, 1);
+	journal_close(j);
+}
+
+static void route_moves(const char *id, enum fc_state to)
+{
+	char err[256];
+	struct journal_entry e;
+	journal *j;
+
+	assert_int_equal(journal_open(url, &j, err, sizeof(err)), 0);
+	assert_int_equal(journal_get(j, id, &e), 0);
+	assert_int_equal(journal_cas(j, &(struct journal_cas){
+			.operation_id = id, .expected_version = e.version,
+			.next = to }, &e), 0);
+	journal_close(j);
+}
+
+static bool journal_file_exists(void)
+{
+	return access(url + strlen("sqlite:"), F_OK) == 0;
+}
+
+/* Entries are the operation's whose attempt ended when they appeared or
+ * moved; the first names the operation; the end reads them back. */
+static void test_watch_attributes(void **state)
+{
+	struct rec_schedule *r = schedule_of(2);
+	collect_watch *w;
+	long long t = clock_wall_ms();
+	int a;
+
+	(void)state;
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	/* op 1 try 1 wrote nothing: no journal, and none is created */
+	a = attempt(r, 1, 1, t, t + 1);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_false(journal_file_exists());
+	assert_int_equal(r->ops[0].nentries, 0);
+	/* op 1 try 2 names it its own way */
+	route_creates("myloader:a1");
+	a = attempt(r, 1, 2, t + 2, t + 3);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_int_equal(r->ops[0].nentries, 1);
+	assert_string_equal(r->ops[0].operation_id, "myloader:a1");
+	assert_int_equal(r->ops[0].entries[0].seen_after, a);
+	/* op 2 creates its own and moves op 1's: named by the one it made */
+	route_creates("myloader:b2");
+	route_moves("myloader:a1", FC_PREPARED);
+	a = attempt(r, 2, 1, t + 4, t + 5);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_int_equal(r->ops[1].nentries, 2);
+	assert_string_equal(r->ops[1].operation_id, "myloader:b2");
+	assert_non_null(record_entry(&r->ops[1], "myloader:a1"));
+	assert_int_equal(r->ops[0].nentries, 1);
+	/* nothing changed: nothing new */
+	a = attempt(r, 2, 2, t + 6, t + 7);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_int_equal(r->ops[1].nentries, 2);
+	/* the end reads every attributed entry whole */
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->ops[0].journal_status, 0);
+	assert_int_equal(r->ops[0].entries[0].entry.state, FC_PREPARED);
+	assert_int_equal(r->ops[0].entries[0].nhistory, 2);
+	assert_int_equal(record_entry(&r->ops[1], "myloader:b2")->entry.state,
+			 FC_PREPARING);
+	/* the canonical id was never a key */
+	assert_null(record_entry(&r->ops[0], "sha256:canonical-1"));
+	collect_watch_free(w);
+	record_free(r);
+}
+
+/* A listing that fails (the file exists, the route has not made its
+ * journal yet) leaves its changes to later: across an operation's
+ * boundary, and at the end, by the time the journal says they were made. */
+static void test_watch_by_time(void **state)
+{
+	struct rec_schedule *r = schedule_of(2);
+	char path[128];
+	collect_watch *w;
+	long long t0, t1;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/journal.db", root);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	t0 = clock_wall_ms();
+	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 1, 1, t0, t0)),
+			 0);
+	assert_int_equal(r->ops[0].nentries, 0); /* no schema: not listed */
+	route_creates("own:1");
+	t1 = clock_wall_ms();
+	r->attempts[0].end_wall_ms = t1; /* it lived while own:1 was made */
+	/* op 2's attempt ends: own:1 is op 1's, by its creation time */
+	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 2, 1, t1 + 1,
+							     t1 + 2)), 0);
+	assert_int_equal(r->ops[0].nentries, 1);
+	assert_string_equal(r->ops[0].operation_id, "own:1");
+	assert_int_equal(r->ops[1].nentries, 0);
+	/* made during op 2's second try, seen by no listing: the end finds it */
+	t0 = clock_wall_ms();
+	route_creates("own:2");
+	attempt(r, 2, 2, t0, clock_wall_ms());
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->ops[1].nentries, 1);
+	assert_string_equal(r->ops[1].operation_id, "own:2");
+	assert_int_equal(r->ops[1].entries[0].seen_after, -1);
+	assert_int_equal(r->ops[1].entries[0].status, 0);
+	collect_watch_free(w);
+	record_free(r);
+}
+
+/* `journal: none`, or a journal never created: no entry, no error. */
+static void test_watch_nothing(void **state)
+{
+	struct rec_schedule *r = schedule_of(1);
+	collect_watch *w;
+
+	(void)state;
+	assert_int_equal(collect_watch_new(NULL, &w), 0);
+	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 1, 1, 1, 2)), 0);
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->ops[0].nentries, 0);
+	collect_watch_free(w);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_false(journal_file_exists());
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->ops[0].journal_status, 0);
+	collect_watch_free(w);
+	record_free(r);
+}
+
+/* More entries than one schedule makes: unverified, not listed on. */
+static void test_watch_too_many(void **state)
+{
+	struct rec_schedule *r = schedule_of(1);
+	struct journal_entry e;
+	collect_watch *w;
+	char err[256], id[32];
+	journal *j;
+	int created;
+
+	(void)state;
+	assert_int_equal(journal_open(url, &j, err, sizeof(err)), 0);
+	for (int i = 0; i <= COLLECT_ENTRIES_MAX; i++) {
+		snprintf(id, sizeof(id), "e%d", i);
+		assert_int_equal(journal_create_or_get(j, id, "i", NULL, &e,
+						       &created), 0);
+	}
+	journal_close(j);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 1, 1, 1, 2)), 0);
+	assert_int_equal(r->status, FC_JOURNAL_UNAVAILABLE);
+	assert_non_null(strstr(r->error, "more than one schedule's work"));
+	assert_int_equal(r->ops[0].nentries, 0);
+	collect_watch_free(w);
+	record_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_evidence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evidence_too_big, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_watch_attributes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_watch_by_time, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_watch_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_watch_too_many, setup,
 						teardown),
 	};
 

@@ -5,6 +5,9 @@
  *
  *   ROUTE_EXITS   comma list: exit status of try 1, 2, ... (last repeats)
  *   ROUTE_HITS    failpoints to report, in order, before exiting
+ *   ROUTE_ID      when set, create a journal entry of this id (a "%d" in it
+ *                 is the try number) through the journal port first
+ *   ROUTE_NO_JOURNAL  when set, exit 64 if FENCECERT_JOURNAL is set
  *
  * Each try appends one line to DIR/log: "try=K xcom_empty=0|1
  * prev=PATH|- run_files=N", puts a marker file in its run dir and writes
@@ -25,9 +28,11 @@
 
 #include <cmocka.h>
 
+#include "harness/check/check.h"
 #include "harness/run/orchestrator.h"
 #include "harness/run/orchestrator_wait.h"
 #include "harness/model/schedule.h"
+#include "journal/journal.h"
 
 static char self_exe[4096];
 static char tmp_root[] = "/tmp/fc-orch-XXXXXX";
@@ -61,6 +66,22 @@ static int route_main(void)
 	int code = 0, fd = fdv ? atoi(fdv) : -1;
 	FILE *f;
 
+	if (getenv("ROUTE_NO_JOURNAL") && *getenv("ROUTE_NO_JOURNAL") &&
+	    getenv("FENCECERT_JOURNAL"))
+		return 64;
+	if (getenv("ROUTE_ID") && *getenv("ROUTE_ID")) {
+		/* a route naming its operation its own way */
+		struct journal_entry e;
+		char id[64], err[256];
+		journal *j;
+		int created;
+		snprintf(id, sizeof(id), getenv("ROUTE_ID"), k);
+		if (journal_open(getenv("FENCECERT_JOURNAL"), &j, err,
+				 sizeof(err)) ||
+		    journal_create_or_get(j, id, "intent", NULL, &e, &created))
+			return 70;
+		journal_close(j);
+	}
 	snprintf(log, sizeof(log), "%s/../../log", run);
 	f = fopen(log, "a");
 	if (!f)
@@ -105,6 +126,11 @@ static int route_main(void)
 
 /* --- helpers -------------------------------------------------------------- */
 
+/* The route's journal and the ids it writes (make_suite). */
+static const char *suite_journal = "sqlite:{dir}/journal.db";
+static const char *route_id = "";
+static const char *route_no_journal = "";
+
 static struct suite *make_suite(const char *exits, const char *hits,
 				int retries)
 {
@@ -115,15 +141,17 @@ static struct suite *make_suite(const char *exits, const char *hits,
 		 "version: 1\nsuite: t\nroutes:\n"
 		 "  - name: scripted\n"
 		 "    command: ['%s', route]\n"
-		 "    journal: 'sqlite:{dir}/journal.db'\n"
+		 "    journal: '%s'\n"
 		 "    target: 'sqlite:{dir}/target.db'\n"
 		 "    observe: {sql: 'SELECT row_key, COUNT(*) FROM events GROUP BY row_key'}\n"
-		 "    env: {ROUTE_EXITS: '%s', ROUTE_HITS: '%s'}\n"
+		 "    env: {ROUTE_EXITS: '%s', ROUTE_HITS: '%s', ROUTE_ID: '%s',"
+		 " ROUTE_NO_JOURNAL: '%s'}\n"
 		 "workload: {operations: 1, rows_per_operation: 3}\n"
 		 "orchestrator: {retries: %d, zombie_delay_ms: 5, lease_ttl_ms: 5,"
 		 " attempt_timeout_ms: 10000}\n"
 		 "scenarios:\n  - name: s\n",
-		 self_exe, exits, hits, retries);
+		 self_exe, suite_journal, exits, hits, route_id,
+		 route_no_journal, retries);
 	if (suite_load_buffer("t.yaml", yaml, strlen(yaml), &s, err, sizeof(err))) {
 		print_error("suite: %s\n", err);
 		fail();
@@ -390,6 +418,104 @@ static void test_wait_set(void **state)
 	free(f);
 }
 
+/* The journal entry the route wrote, under its own id, is the
+ * operation's: found by listing the journal, never by the canonical id. */
+static void test_own_ids(void **state)
+{
+	struct suite *s;
+	struct outcome o;
+	const struct rec_operation *op;
+
+	(void)state;
+	route_id = "myloader:stable";
+	s = make_suite("75,0", "", 3);
+	route_id = "";
+	run_schedule(s, "clean", &o);
+	op = &o.rec->ops[0];
+	assert_int_equal(o.rec->status, 0);
+	assert_string_equal(op->operation_id, "myloader:stable");
+	assert_string_not_equal(op->canonical_id, "");
+	assert_string_not_equal(op->canonical_id, op->operation_id);
+	assert_int_equal(op->nentries, 1);
+	assert_int_equal(op->entries[0].seen_after, 0); /* try 1 made it */
+	assert_int_equal(op->entries[0].status, 0);
+	assert_int_equal(op->entries[0].entry.state, FC_PREPARING);
+	assert_int_equal(op->entries[0].nhistory, 1);
+	release(&o, s);
+}
+
+/* A route that names its operation anew on each try: two entries, the
+ * second seen after try 2, and the checker's stable-identity says so. */
+static void test_new_id_each_try(void **state)
+{
+	struct suite *s;
+	struct outcome o;
+	struct check_result res;
+	bool found = false;
+
+	(void)state;
+	route_id = "myloader:try%d";
+	s = make_suite("75,0", "", 3);
+	route_id = "";
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->status, 0);
+	assert_int_equal(o.rec->ops[0].nentries, 2);
+	assert_string_equal(o.rec->ops[0].operation_id, "myloader:try1");
+	assert_string_equal(o.rec->ops[0].entries[1].operation_id,
+			    "myloader:try2");
+	assert_int_equal(o.rec->ops[0].entries[1].seen_after, 1);
+	assert_int_equal(check_schedule(o.rec, true, &res), 0);
+	for (size_t i = 0; i < res.nviolations; i++)
+		found |= res.violations[i].invariant == INV_STABLE_IDENTITY;
+	assert_true(found);
+	check_result_release(&res);
+	release(&o, s);
+}
+
+/* `journal: none`: the route gets no FENCECERT_JOURNAL (the scripted route
+ * exits 64 when it does, which the second run shows), nothing is listed. */
+static void test_journal_none(void **state)
+{
+	struct suite *s;
+	struct outcome o;
+
+	(void)state;
+	suite_journal = "none";
+	route_no_journal = "1";
+	s = make_suite("0", "", 3);
+	suite_journal = "sqlite:{dir}/journal.db";
+	assert_true(s->routes[0].no_journal);
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->status, 0);
+	assert_int_equal(o.rec->ops[0].task, TASK_SUCCESS);
+	assert_int_equal(o.rec->ops[0].nentries, 0);
+	release(&o, s);
+	s = make_suite("0", "", 3);
+	route_no_journal = "";
+	assert_false(s->routes[0].no_journal);
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->status, FC_USAGE); /* it had a journal URL */
+	release(&o, s);
+}
+
+/* A journal URL the same for every schedule cannot tell this schedule's
+ * entries from another's: the schedule is not judged. */
+static void test_shared_journal(void **state)
+{
+	struct suite *s;
+	struct outcome o;
+
+	(void)state;
+	suite_journal = "sqlite:/tmp/fc-orch-shared-journal.db";
+	s = make_suite("0", "", 3);
+	suite_journal = "sqlite:{dir}/journal.db";
+	run_schedule(s, "clean", &o);
+	assert_int_equal(o.rec->status, FC_USAGE);
+	assert_non_null(strstr(o.rec->error, "is the same for every schedule"));
+	assert_int_equal(o.rec->nattempts, 0);
+	release(&o, s);
+}
+
 static int teardown(void **state)
 {
 	char cmd[4200];
@@ -414,6 +540,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_change_source),
 		cmocka_unit_test(test_route_missing),
 		cmocka_unit_test(test_wait_set),
+		cmocka_unit_test(test_own_ids),
+		cmocka_unit_test(test_new_id_each_try),
+		cmocka_unit_test(test_journal_none),
+		cmocka_unit_test(test_shared_journal),
 	};
 	ssize_t n;
 

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "harness/check/report_summary.h"
 #include "harness/check/verdict.h"
 #include "harness/model/scenario.h"
 
@@ -72,11 +73,87 @@ static void test_fold(void **state)
 	memset(&t, 0, sizeof(t));
 	verdict_tally_add(&t, 0, OUTCOME_NOT_CONVERGED);
 	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_FAIL_CLOSED);
+	verdict_tally_windows(&t, true, true);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_FAIL_CLOSED);
 	/* an outcome out of range is a schedule of no outcome */
 	memset(&t, 0, sizeof(t));
 	verdict_tally_add(&t, 0, OUTCOME_COUNT);
 	assert_int_equal(t.schedules, 1);
 	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_AUTOMATIC);
+}
+
+/* No certificate for a window no fault reached: both windows must have
+ * been challenged by some schedule; a rejection stays a rejection. */
+static void test_fold_windows(void **state)
+{
+	struct verdict_tally t;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	verdict_tally_add(&t, 0, OUTCOME_CONVERGED);
+	verdict_tally_windows(&t, false, false);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_UNVERIFIED);
+	assert_string_equal(verdict_window_gap(&t, VERDICT_WINDOW_AFTER),
+			    "no schedule stopped a try after its target mutation: "
+			    "no-duplicate was never challenged");
+	assert_string_equal(verdict_window_gap(&t, VERDICT_WINDOW_BEFORE),
+			    "no schedule stopped a try before its target mutation: "
+			    "no-loss was never challenged");
+	verdict_tally_add(&t, 0, OUTCOME_CONVERGED);
+	verdict_tally_windows(&t, true, false);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_UNVERIFIED);
+	assert_null(verdict_window_gap(&t, VERDICT_WINDOW_BEFORE));
+	assert_non_null(verdict_window_gap(&t, VERDICT_WINDOW_AFTER));
+	verdict_tally_add(&t, 0, OUTCOME_STOPPED);
+	verdict_tally_windows(&t, false, true);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_FAIL_CLOSED);
+	assert_null(verdict_window_gap(&t, VERDICT_WINDOW_AFTER));
+	/* one schedule challenging both is enough */
+	memset(&t, 0, sizeof(t));
+	verdict_tally_add(&t, 0, OUTCOME_CONVERGED);
+	verdict_tally_windows(&t, true, true);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_AUTOMATIC);
+	/* rejected stays rejected, unchallenged or not */
+	memset(&t, 0, sizeof(t));
+	verdict_tally_add(&t, 2, OUTCOME_NOT_CONVERGED);
+	verdict_tally_windows(&t, false, false);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_REJECTED);
+	/* a report that records no windows (an older harness): no rule */
+	memset(&t, 0, sizeof(t));
+	verdict_tally_add(&t, 0, OUTCOME_CONVERGED);
+	assert_int_equal(verdict_tally_fold(&t), VERDICT_CERTIFIED_AUTOMATIC);
+	assert_null(verdict_window_gap(&t, VERDICT_WINDOW_AFTER));
+}
+
+/* What a report's schedule says about its windows. */
+static void test_schedule_windows(void **state)
+{
+	static const struct {
+		const char *json;
+		bool known, before, after;
+	} cases[] = {
+		{ "{}", false, false, false },
+		{ "{\"retried_stops\": []}", true, false, false },
+		{ "{\"retried_stops\": [{\"window\": \"after-mutation\"}]}",
+		  true, false, true },
+		{ "{\"retried_stops\": [{\"window\": \"before-mutation\"}, "
+		  "{\"window\": \"after-mutation\"}]}", true, true, true },
+		{ "{\"retried_stops\": [{\"window\": \"sideways\"}]}",
+		  true, false, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *s = json_loads(cases[i].json, 0, NULL);
+		bool before = true, after = true;
+
+		assert_non_null(s);
+		assert_int_equal(report_schedule_windows(s, &before, &after),
+				 cases[i].known);
+		assert_int_equal(before, cases[i].before);
+		assert_int_equal(after, cases[i].after);
+		json_decref(s);
+	}
 }
 
 static void test_fold_ignores_order(void **state)
@@ -93,7 +170,9 @@ static void test_fold_ignores_order(void **state)
 	memset(&b, 0, sizeof(b));
 	for (size_t i = 0; i < n; i++) {
 		verdict_tally_add(&a, 0, outcomes[i]);
+		verdict_tally_windows(&a, i % 2, i == 2);
 		verdict_tally_add(&b, 0, outcomes[n - 1 - i]);
+		verdict_tally_windows(&b, (n - 1 - i) % 2, n - 1 - i == 2);
 	}
 	assert_memory_equal(&a, &b, sizeof(a));
 	assert_int_equal(verdict_tally_fold(&a), verdict_tally_fold(&b));
@@ -129,6 +208,8 @@ int main(void)
 		cmocka_unit_test(test_verdict_names),
 		cmocka_unit_test(test_outcome_names),
 		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_fold_windows),
+		cmocka_unit_test(test_schedule_windows),
 		cmocka_unit_test(test_fold_ignores_order),
 		cmocka_unit_test(test_meets),
 	};

@@ -30,6 +30,7 @@
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
 #include "harness/check/check.h"
+#include "harness/check/report_summary.h"
 #include "harness/model/explore.h"
 #include "common/fsutil.h"
 #include "harness/run/orchestrator.h"
@@ -200,7 +201,8 @@ struct route_acc {
 	size_t nsched;
 	json_t *reached, *faulted, *declared; /* objects used as sets */
 	json_t *by_kind;
-	size_t no_failpoints, no_fences;      /* schedules where 6 / 7 unobservable */
+	size_t unobservable[INV_COUNT + 1];   /* schedules where each invariant
+						 was not observable */
 	json_t *notes;                        /* unverified reasons */
 	bool gap;                             /* exploration could not finish */
 };
@@ -275,14 +277,14 @@ static json_t *lost_schedule(const struct run *R, const struct unit *u,
 	reproduce(R->o, R->s->routes[u->r].name, R->s->scenarios[u->s].name,
 		  in->schedule, repro, sizeof(repro));
 	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:s, s:s, s:s, s:[], "
-			 "s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:n}",
+			 "s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:n}",
 			 "scenario", R->s->scenarios[u->s].name,
 			 "schedule", in->schedule, "kind", in->kind,
 			 "strict", true, "reproduce", repro, "duration_ms", 0,
 			 "outcome", outcome_name(OUTCOME_UNVERIFIED),
 			 "outcome_detail", why, "error", why, "violations",
-			 "unobservable", "faults", "applied", "reached", "faulted",
-			 "attempts", "operations", "target");
+			 "unobservable", "retried_stops", "faults", "applied",
+			 "reached", "faulted", "attempts", "operations", "target");
 }
 
 /* Feed a discovery trace (attempts -> failpoint names) to the explorer. */
@@ -343,17 +345,22 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 	size_t nv = json_array_size(json_object_get(sched, "violations")), i;
 	json_t *unobs = json_object_get(sched, "unobservable"), *v;
 	struct sched_entry *e;
+	bool before, after;
 
 	if (!oname || outcome_parse(oname, &oc))
 		oc = OUTCOME_UNVERIFIED;
 	verdict_tally_add(&a->tally, nv, oc);
+	/* every schedule of this harness counts, a lost one as none */
+	report_schedule_windows(sched, &before, &after);
+	verdict_tally_windows(&a->tally, before, after);
 	if (oc == OUTCOME_UNVERIFIED)
 		note(a, "scenario '%s' schedule '%s': %s",
 		     R->s->scenarios[u->s].name, in->schedule,
 		     json_string_value(json_object_get(sched, "outcome_detail")));
 	json_array_foreach(unobs, i, v) {
-		a->no_failpoints += json_integer_value(v) == INV_RECONCILE_FIRST;
-		a->no_fences += json_integer_value(v) == INV_FENCING;
+		json_int_t inv = json_integer_value(v);
+		if (inv >= 1 && inv <= INV_COUNT)
+			a->unobservable[inv]++;
 	}
 	set_add_all(a->reached, json_object_get(sched, "reached"));
 	set_add_all(a->faulted, json_object_get(sched, "faulted"));
@@ -555,9 +562,42 @@ static json_t *set_list(json_t *set)
 	return arr;
 }
 
+/* Why no schedule of the route could observe invariant inv. */
+static const char *unobservable_why(const struct route_acc *a, int inv)
+{
+	/* every schedule journal-less: legal-history is unobservable only
+	 * then (check.h, CHECK_JOURNAL_INVARIANTS) */
+	if (a->unobservable[INV_LEGAL_HISTORY] == a->nsched) {
+		if (inv == INV_FAIL_CLOSED)
+			return "the route keeps no journal: only the exit-100 "
+			       "half is checked, not COMMIT_UNKNOWN";
+		if (inv == INV_EVIDENCE)
+			return "the route keeps no journal: a return.json is "
+			       "checked for its form and row count only";
+		return "the route keeps no journal";
+	}
+	if (inv == INV_RECONCILE_FIRST)
+		return "the route reports no failpoints";
+	if (inv == INV_FENCING)
+		return "the target's fence records cannot be observed";
+	return "no schedule could observe it";
+}
+
+static json_t *unobservable_json(const struct route_acc *a)
+{
+	json_t *unobs = json_array();
+
+	for (int inv = 1; inv <= INV_COUNT && a->nsched; inv++)
+		if (a->unobservable[inv] == a->nsched)
+			json_array_append_new(unobs, json_pack("{s:i, s:s, s:s}",
+				"invariant", inv, "name", invariant_name(inv),
+				"why", unobservable_why(a, inv)));
+	return unobs;
+}
+
 static json_t *coverage(const struct route_acc *a)
 {
-	json_t *c = json_object(), *unobs = json_array(), *never = json_array();
+	json_t *c = json_object(), *never = json_array();
 	json_t *by = json_object();
 	const char *k;
 	json_t *v;
@@ -569,16 +609,6 @@ static json_t *coverage(const struct route_acc *a)
 		if (a->tally.by_outcome[o])
 			json_object_set_new(by, outcome_name(o),
 					    json_integer((json_int_t)a->tally.by_outcome[o]));
-	if (a->nsched && a->no_failpoints == a->nsched)
-		json_array_append_new(unobs, json_pack("{s:i, s:s, s:s}",
-			"invariant", INV_RECONCILE_FIRST, "name",
-			invariant_name(INV_RECONCILE_FIRST), "why",
-			"the route reports no failpoints"));
-	if (a->nsched && a->no_fences == a->nsched)
-		json_array_append_new(unobs, json_pack("{s:i, s:s, s:s}",
-			"invariant", INV_FENCING, "name",
-			invariant_name(INV_FENCING), "why",
-			"the target's fence records cannot be observed"));
 	json_object_set_new(c, "failpoints_declared",
 			    json_integer((json_int_t)json_object_size(a->declared)));
 	json_object_set_new(c, "failpoints_reached",
@@ -592,7 +622,12 @@ static json_t *coverage(const struct route_acc *a)
 	json_object_set_new(c, "schedules", json_integer((json_int_t)a->nsched));
 	json_object_set_new(c, "by_outcome", by);
 	json_object_set_new(c, "by_kind", json_deep_copy(a->by_kind));
-	json_object_set_new(c, "invariants_not_observable", unobs);
+	json_object_set_new(c, "invariants_not_observable", unobservable_json(a));
+	json_object_set_new(c, "retried_stops", json_pack("{s:I, s:I}",
+		"before_mutation",
+		(json_int_t)a->tally.stopped[VERDICT_WINDOW_BEFORE],
+		"after_mutation",
+		(json_int_t)a->tally.stopped[VERDICT_WINDOW_AFTER]));
 	json_object_set_new(c, "syscall_occurrences_explored", json_integer(0));
 	json_object_set_new(c, "unverified", json_deep_copy(a->notes));
 	return c;
@@ -611,6 +646,15 @@ static int add_route(struct run *R, json_t *report, size_t r)
 {
 	struct route_acc *a = &R->acc[r];
 	json_t *schedules = json_array(), *violations = json_array();
+	enum verdict verdict = route_verdict(a);
+
+	/* the window rule's reasons lead the notes, as merge.c writes them */
+	for (int w = VERDICT_WINDOW_BEFORE; verdict != VERDICT_REJECTED &&
+	     w <= VERDICT_WINDOW_AFTER; w++) {
+		const char *gap = verdict_window_gap(&a->tally, w);
+		if (gap && json_array_insert_new(a->notes, 0, json_string(gap)))
+			return FC_NOMEM;
+	}
 
 	qsort(a->sched, a->nsched, sizeof(*a->sched), entry_cmp);
 	for (size_t i = 0; i < a->nsched; i++) {
@@ -621,7 +665,7 @@ static int add_route(struct run *R, json_t *report, size_t r)
 		json_array_append_new(schedules, a->sched[i].json);
 		a->sched[i].json = NULL;
 	}
-	return report_json_add_route(report, &R->s->routes[r], route_verdict(a),
+	return report_json_add_route(report, &R->s->routes[r], verdict,
 				     coverage(a), violations, schedules);
 }
 

@@ -217,30 +217,66 @@ static json_t *rowsum_json(struct rowsum s)
 			 (json_int_t)s.missing);
 }
 
+static json_t *history_json(const struct rec_entry *e)
+{
+	json_t *hist = json_array();
+	struct jb b = { 0 };
+
+	for (size_t h = 0; e && h < e->nhistory; h++)
+		push(&b, hist, journal_transition_to_json(&e->history[h]));
+	return done(&b, hist);
+}
+
+/* Every entry attributed to op: its id, when a listing first showed it,
+ * its state; the full history of all but the first (which is the
+ * operation's `journal` and `history`). */
+static json_t *entries_json(const struct rec_operation *op)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t k = 0; k < op->nentries; k++) {
+		const struct rec_entry *e = &op->entries[k];
+		json_t *o = json_object();
+		set(&b, o, "operation_id", json_string(e->operation_id));
+		set(&b, o, "seen_after_attempt", e->seen_after >= 0 ?
+		    json_integer(e->seen_after + 1) : json_null());
+		set(&b, o, "state", e->status ? json_null() :
+		    json_string(state_name(e->entry.state)));
+		if (k > 0)
+			set(&b, o, "history", history_json(e));
+		push(&b, arr, o);
+	}
+	return done(&b, arr);
+}
+
 static json_t *operation_json(const struct rec_operation *op,
 			      const struct rec_observation *ob)
 {
-	json_t *o = json_object(), *hist = json_array(), *ev = json_array();
+	json_t *o = json_object(), *ev = json_array();
+	const struct rec_entry *first = op->nentries ? &op->entries[0] : NULL;
+	int status = op->journal_status ? op->journal_status :
+		     first ? first->status : 0;
 	struct jb b = { 0 };
 	struct rowsum s = op_rows(op, ob);
 
 	set(&b, o, "index", json_integer(op->index));
 	set(&b, o, "operation_id", json_string(op->operation_id));
+	set(&b, o, "canonical_operation_id", json_string(op->canonical_id));
 	set(&b, o, "intent_digest", json_string(op->intent_digest));
 	set(&b, o, "task", json_string(task_name(op->task)));
 	set(&b, o, "source_changed_after_try",
 	    json_integer(op->source_changed_after));
 	set(&b, o, "target", rowsum_json(s));
-	if (op->journal_status == 0)
-		set(&b, o, "journal", journal_entry_to_json(&op->entry));
-	else if (op->journal_status == FC_NOT_FOUND)
-		set(&b, o, "journal", json_null());
-	else
+	if (status)
 		set(&b, o, "journal", json_pack("{s:s}", "error",
-						error_name(op->journal_status)));
-	for (size_t h = 0; h < op->nhistory; h++)
-		push(&b, hist, journal_transition_to_json(&op->history[h]));
-	set(&b, o, "history", hist);
+						error_name(status)));
+	else if (first)
+		set(&b, o, "journal", journal_entry_to_json(&first->entry));
+	else
+		set(&b, o, "journal", json_null());
+	set(&b, o, "history", history_json(first));
+	set(&b, o, "journal_entries", entries_json(op));
 	for (size_t e = 0; e < op->nevidence; e++) {
 		const struct rec_evidence *x = &op->evidence[e];
 		push(&b, ev, json_pack("{s:i, s:s, s:b, s:s, s:s, s:I}",
@@ -318,14 +354,36 @@ static json_t *violations_json(const struct rec_schedule *r,
 
 	for (size_t i = 0; i < c->nviolations; i++) {
 		const struct violation *v = &c->violations[i];
-		push(&b, arr, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s}",
+		push(&b, arr, json_pack("{s:i, s:s, s:i, s:s, s:s, s:s, s:s, s:s}",
 					"invariant", v->invariant,
 					"name", invariant_name(v->invariant),
+					"operation", v->operation,
 					"operation_id", v->operation_id,
 					"scenario", r->scenario,
 					"schedule", r->schedule,
 					"detail", v->detail,
 					"reproduce", repro));
+	}
+	return done(&b, arr);
+}
+
+/* The stopped tries whose operation was retried, and which window each
+ * challenged (check.h). */
+static json_t *stops_json(const struct rec_schedule *r,
+			  const struct check_result *c)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t i = 0; i < c->nstops; i++) {
+		const struct retried_stop *st = &c->stops[i];
+		const struct rec_attempt *a = &r->attempts[st->attempt];
+		push(&b, arr, json_pack("{s:i, s:i, s:i, s:s, s:s}",
+					"attempt", st->attempt + 1,
+					"operation", a->operation,
+					"try", a->try_number,
+					"window", stop_window_name(st->window),
+					"fault", r->applied[st->applied].what));
 	}
 	return done(&b, arr);
 }
@@ -354,6 +412,7 @@ json_t *report_json_schedule(const struct rec_schedule *r,
 		if (c->unobservable & INV_BIT(inv))
 			push(&b, unobs, json_integer(inv));
 	set(&b, o, "unobservable", unobs);
+	set(&b, o, "retried_stops", stops_json(r, c));
 	set(&b, o, "faults", faults_json(r));
 	set(&b, o, "applied", applied_json(r));
 	set(&b, o, "reached", reached_json(r));

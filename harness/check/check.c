@@ -7,6 +7,10 @@
  *
  * Design rules:
  *  1. Pure: reads the record, allocates only the violations it returns.
+ *  4. An operation is what the route made of it: its journal entries are
+ *     those attributed to it (record.h), under the ids the route chose;
+ *     the checker never computes an id.  An operation without an entry is
+ *     judged on the target and its task alone.
  *  2. One violation per (invariant, operation) per schedule, naming the
  *     first evidence of it; the detail lists the rows involved (bounded)
  *     and the attempt and faults that led there, so a reader can replay.
@@ -36,6 +40,8 @@ static const char *const inv_names[INV_COUNT + 1] = {
 	[INV_FENCING] = "fencing",
 	[INV_EVIDENCE] = "evidence-agrees",
 	[INV_DEAD_JOURNAL] = "dead-journal-no-mutation",
+	[INV_COMPLETES] = "completes",
+	[INV_STABLE_IDENTITY] = "stable-identity",
 };
 
 const char *invariant_name(int inv)
@@ -54,7 +60,8 @@ struct vlist {
 };
 
 static void __attribute__((format(printf, 4, 5)))
-violate(struct vlist *vl, int inv, const char *op, const char *fmt, ...)
+violate(struct vlist *vl, int inv, const struct rec_operation *op,
+	const char *fmt, ...)
 {
 	struct violation *v;
 	va_list ap;
@@ -67,7 +74,9 @@ violate(struct vlist *vl, int inv, const char *op, const char *fmt, ...)
 		return;
 	}
 	v->invariant = inv;
-	put(v->operation_id, sizeof(v->operation_id), "%s", op ? op : "");
+	v->operation = op ? op->index : 0;
+	put(v->operation_id, sizeof(v->operation_id), "%s",
+	    op ? op->operation_id : "");
 	va_start(ap, fmt);
 	vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
 	va_end(ap);
@@ -263,7 +272,7 @@ static void check_duplicates(const struct rec_schedule *r,
 		}
 		blame(r, (size_t)first[s], op, by, sizeof(by));
 		violate(vl, INV_NO_DUPLICATE,
-			s < r->nops ? r->ops[s].operation_id : NULL,
+			s < r->nops ? &r->ops[s] : NULL,
 			"%d row(s) present more than once (%s); added %s",
 			tx[s].items, tx[s].buf, by);
 	}
@@ -274,13 +283,22 @@ out:
 
 /* --- 2 no loss --------------------------------------------------------- */
 
-static bool journal_says_committed(const struct rec_operation *op)
+static bool state_committed(enum fc_state s)
+{
+	return s == FC_TARGET_COMMITTED || s == FC_COMMITTED_INCOMPLETE ||
+	       s == FC_COMPLETE;
+}
+
+/* An entry of op that says the operation committed, or NULL. */
+static const struct rec_entry *committed_entry(const struct rec_operation *op)
 {
 	if (op->journal_status)
-		return false;
-	return op->entry.state == FC_TARGET_COMMITTED ||
-	       op->entry.state == FC_COMMITTED_INCOMPLETE ||
-	       op->entry.state == FC_COMPLETE;
+		return NULL;
+	for (size_t k = 0; k < op->nentries; k++)
+		if (op->entries[k].status == 0 &&
+		    state_committed(op->entries[k].entry.state))
+			return &op->entries[k];
+	return NULL;
 }
 
 static void check_loss(const struct rec_schedule *r, struct vlist *vl)
@@ -291,23 +309,25 @@ static void check_loss(const struct rec_schedule *r, struct vlist *vl)
 		return;
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct rec_operation *op = &r->ops[i];
+		const struct rec_entry *e = committed_entry(op);
 		struct text tx = { .len = 0 };
-		const char *who;
 
-		if (!journal_says_committed(op) && op->task != TASK_SUCCESS)
+		if (!e && op->task != TASK_SUCCESS)
 			continue;
 		for (size_t j = 0; j < op->nrows; j++)
 			if (record_row_count(&r->obs[k], op->row_keys[j]) == 0)
 				text_item(&tx, "%s", op->row_keys[j]);
 		if (!tx.items)
 			continue;
-		who = journal_says_committed(op) ? state_name(op->entry.state)
-						 : "task succeeded";
-		violate(vl, INV_NO_LOSS, op->operation_id,
-			"%d of %zu row(s) missing at the end (%s) although %s%s",
-			tx.items, op->nrows, tx.buf,
-			journal_says_committed(op) ? "the journal says " : "the ",
-			who);
+		if (e)
+			violate(vl, INV_NO_LOSS, op, "%d of %zu row(s) missing "
+				"at the end (%s) although the journal says %s "
+				"('%s')", tx.items, op->nrows, tx.buf,
+				state_name(e->entry.state), e->operation_id);
+		else
+			violate(vl, INV_NO_LOSS, op, "%d of %zu row(s) missing "
+				"at the end (%s) although the task succeeded",
+				tx.items, op->nrows, tx.buf);
 	}
 }
 
@@ -332,11 +352,18 @@ static int stop_point(const struct rec_schedule *r,
 		put(why, len, "try %d exited %d", a->try_number, PROTO_EXIT_STOP);
 		break;
 	}
-	for (size_t h = 0; h < op->nhistory; h++) {
-		long long w = op->history[h].at;
+	for (size_t e = 0; e < op->nentries; e++) {
+		const struct rec_entry *en = &op->entries[e];
+		const struct journal_transition *t = NULL;
+		long long w;
 		int k = -1;
-		if (op->history[h].to != FC_COMMIT_UNKNOWN)
+
+		for (size_t h = 0; h < en->nhistory && !t; h++)
+			if (en->history[h].to == FC_COMMIT_UNKNOWN)
+				t = &en->history[h];
+		if (!t)
 			continue;
+		w = t->at;
 		/* the first observation after the transition was written */
 		for (size_t i = 0; i < r->nattempts; i++) {
 			const struct rec_attempt *a = &r->attempts[i];
@@ -351,22 +378,47 @@ static int stop_point(const struct rec_schedule *r,
 			best_at = r->obs[k].at_ms;
 			*stop_wall = w;
 			put(why, len, "the journal entered COMMIT_UNKNOWN "
-				 "(version %lld)", op->history[h].version);
+				 "('%s' version %lld)", en->operation_id,
+				 t->version);
 		}
-		break;
 	}
 	return best;
 }
 
-/* The journal state of op at wall time t (FC_STATE_NONE before create). */
-static enum fc_state state_at(const struct rec_operation *op, long long t)
+/* The state of an entry at wall time t (FC_STATE_NONE before create). */
+static enum fc_state state_at(const struct rec_entry *e, long long t)
 {
 	enum fc_state s = FC_STATE_NONE;
 
-	for (size_t h = 0; h < op->nhistory; h++)
-		if (op->history[h].at <= t)
-			s = op->history[h].to;
+	for (size_t h = 0; h < e->nhistory; h++)
+		if (e->history[h].at <= t)
+			s = e->history[h].to;
 	return s;
+}
+
+/* An entry of op in COMMIT_UNKNOWN at wall time t, or NULL. */
+static const struct rec_entry *unknown_at(const struct rec_operation *op,
+					  long long t)
+{
+	for (size_t k = 0; k < op->nentries; k++)
+		if (state_at(&op->entries[k], t) == FC_COMMIT_UNKNOWN)
+			return &op->entries[k];
+	return NULL;
+}
+
+/* The entry of op created first, or NULL: the one a retry must find. */
+static const struct rec_entry *first_entry(const struct rec_operation *op)
+{
+	const struct rec_entry *best = NULL;
+
+	for (size_t k = 0; k < op->nentries; k++) {
+		const struct rec_entry *e = &op->entries[k];
+		if (!e->nhistory)
+			continue;
+		if (!best || e->history[0].at < best->history[0].at)
+			best = e;
+	}
+	return best;
 }
 
 /* The operator recover faults of op whose apply moved the operation. */
@@ -419,21 +471,23 @@ static void check_fail_closed(const struct rec_schedule *r, struct vlist *vl)
 			if (!tx.items)
 				continue;
 			blame(r, k, op->index, by, sizeof(by));
-			violate(vl, INV_FAIL_CLOSED, op->operation_id,
+			violate(vl, INV_FAIL_CLOSED, op,
 				"target rows changed after %s: %s; changed %s",
 				why, tx.buf, by);
 			break;
 		}
 		for (size_t a = 0; a < r->nattempts; a++) {
 			const struct rec_attempt *at = &r->attempts[a];
+			const struct rec_entry *e;
 			if (at->operation != op->index || !at->counted ||
 			    at->signal || at->exit_code != 0)
 				continue;
-			if (state_at(op, at->end_wall_ms) != FC_COMMIT_UNKNOWN)
+			if (!(e = unknown_at(op, at->end_wall_ms)))
 				continue;
-			violate(vl, INV_FAIL_CLOSED, op->operation_id,
+			violate(vl, INV_FAIL_CLOSED, op,
 				"try %d reported success (exit 0) while the "
-				"journal said COMMIT_UNKNOWN", at->try_number);
+				"journal said COMMIT_UNKNOWN ('%s')",
+				at->try_number, e->operation_id);
 			break;
 		}
 	}
@@ -468,13 +522,13 @@ static void check_operator(const struct rec_schedule *r, struct vlist *vl)
 		for (size_t j = 0; j < op->nrows; j++)
 			present += record_row_count(&r->obs[k], op->row_keys[j]) > 0;
 		if (d == DECIDE_MARK_FAILED_PRE_COMMIT && present)
-			violate(vl, INV_NO_DUPLICATE, op->operation_id,
+			violate(vl, INV_NO_DUPLICATE, op,
 				"%s, although the target held %zu of its %zu "
 				"rows: the journal now says they never landed, "
 				"so a retry that trusts it writes them again",
 				ap->what, present, op->nrows);
 		else if (d == DECIDE_MARK_COMMITTED && present < op->nrows)
-			violate(vl, INV_NO_LOSS, op->operation_id,
+			violate(vl, INV_NO_LOSS, op,
 				"%s, although the target held only %zu of its "
 				"%zu rows: the journal now says they landed, so "
 				"no retry writes the missing ones", ap->what,
@@ -484,42 +538,54 @@ static void check_operator(const struct rec_schedule *r, struct vlist *vl)
 
 /* --- 4 legal history ----------------------------------------------------- */
 
+/* One entry's history; true when it broke the invariant. */
+static bool entry_history(const struct rec_operation *op,
+			  const struct rec_entry *e, struct vlist *vl)
+{
+	enum fc_state prev = FC_STATE_NONE;
+
+	if (e->status)
+		return false;
+	for (size_t h = 0; h < e->nhistory; h++) {
+		const struct journal_transition *t = &e->history[h];
+		const char *problem = NULL;
+		if (t->version != (long long)h + 1)
+			problem = "version does not rise by one from 1";
+		else if (t->from != prev)
+			problem = "transition does not start where the "
+				  "previous one ended";
+		else if (!state_transition_legal(t->from, t->to))
+			problem = "transition is not an edge of the state "
+				  "table";
+		if (problem) {
+			violate(vl, INV_LEGAL_HISTORY, op, "'%s' history row "
+				"%zu (version %lld, %s -> %s): %s",
+				e->operation_id, h + 1, t->version,
+				state_name(t->from), state_name(t->to), problem);
+			return true;
+		}
+		prev = t->to;
+	}
+	if (e->nhistory &&
+	    (e->entry.version != e->history[e->nhistory - 1].version ||
+	     e->entry.state != e->history[e->nhistory - 1].to)) {
+		violate(vl, INV_LEGAL_HISTORY, op, "'%s' entry (version %lld, "
+			"%s) disagrees with its last history row (version "
+			"%lld, %s)", e->operation_id, e->entry.version,
+			state_name(e->entry.state),
+			e->history[e->nhistory - 1].version,
+			state_name(e->history[e->nhistory - 1].to));
+		return true;
+	}
+	return false;
+}
+
 static void check_history(const struct rec_schedule *r, struct vlist *vl)
 {
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct rec_operation *op = &r->ops[i];
-		enum fc_state prev = FC_STATE_NONE;
-
-		for (size_t h = 0; h < op->nhistory; h++) {
-			const struct journal_transition *t = &op->history[h];
-			const char *problem = NULL;
-			if (t->version != (long long)h + 1)
-				problem = "version does not rise by one from 1";
-			else if (t->from != prev)
-				problem = "transition does not start where the "
-					  "previous one ended";
-			else if (!state_transition_legal(t->from, t->to))
-				problem = "transition is not an edge of the "
-					  "state table";
-			if (problem) {
-				violate(vl, INV_LEGAL_HISTORY, op->operation_id,
-					"history row %zu (version %lld, %s -> %s): %s",
-					h + 1, t->version, state_name(t->from),
-					state_name(t->to), problem);
+	for (size_t i = 0; i < r->nops; i++)
+		for (size_t k = 0; k < r->ops[i].nentries; k++)
+			if (entry_history(&r->ops[i], &r->ops[i].entries[k], vl))
 				break;
-			}
-			prev = t->to;
-		}
-		if (op->journal_status == 0 && op->nhistory &&
-		    (op->entry.version != op->history[op->nhistory - 1].version ||
-		     op->entry.state != op->history[op->nhistory - 1].to))
-			violate(vl, INV_LEGAL_HISTORY, op->operation_id,
-				"entry (version %lld, %s) disagrees with its last "
-				"history row (version %lld, %s)",
-				op->entry.version, state_name(op->entry.state),
-				op->history[op->nhistory - 1].version,
-				state_name(op->history[op->nhistory - 1].to));
-	}
 }
 
 /* --- 5 intent conflict stops early -------------------------------------- */
@@ -541,14 +607,14 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 			for (size_t h = 0; h < at->nhits; h++) {
 				if (!fault_failpoint_is_target_call(at->hits[h].name))
 					continue;
-				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+				violate(vl, INV_INTENT_CONFLICT, op,
 					"%s reached target call %s after the "
 					"source changed under the operation",
 					who, at->hits[h].name);
 				break;
 			}
 			if (at->ndeltas) {
-				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+				violate(vl, INV_INTENT_CONFLICT, op,
 					"%s changed %zu target row(s) (first %s "
 					"%lld->%lld) after the source changed",
 					who, at->ndeltas, at->deltas[0].row_key,
@@ -556,7 +622,7 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 			} else if (!at->killed && !at->timed_out &&
 				   !at->spawn_failed && !at->zombie &&
 				   (at->signal || at->exit_code != PROTO_EXIT_STOP)) {
-				violate(vl, INV_INTENT_CONFLICT, op->operation_id,
+				violate(vl, INV_INTENT_CONFLICT, op,
 					"%s did not stop with exit %d after the "
 					"source changed under the operation", who,
 					PROTO_EXIT_STOP);
@@ -572,13 +638,14 @@ static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
 	for (size_t a = 0; a < r->nattempts; a++) {
 		const struct rec_attempt *at = &r->attempts[a];
 		const struct rec_operation *op = NULL;
+		const struct rec_entry *e;
 		char who[128];
 
 		for (size_t i = 0; i < r->nops; i++)
 			if (r->ops[i].index == at->operation)
 				op = &r->ops[i];
-		if (!op || !op->nhistory ||
-		    op->history[0].at >= at->start_wall_ms)
+		if (!op || !(e = first_entry(op)) ||
+		    e->history[0].at >= at->start_wall_ms)
 			continue; /* no entry when it started: a first attempt */
 		for (size_t h = 0; h < at->nhits; h++) {
 			const char *fp = at->hits[h].name;
@@ -586,11 +653,12 @@ static void check_reconcile(const struct rec_schedule *r, struct vlist *vl)
 				continue;
 			if (strcmp(fp, FP_BEFORE_RECONCILE_PROBE) != 0) {
 				describe_attempt(r, (int)a, who, sizeof(who));
-				violate(vl, INV_RECONCILE_FIRST, op->operation_id,
-					"%s started with the journal entry in %s "
-					"but its first target call was %s, not "
+				violate(vl, INV_RECONCILE_FIRST, op,
+					"%s started with the journal entry '%s' in "
+					"%s but its first target call was %s, not "
 					FP_BEFORE_RECONCILE_PROBE, who,
-					state_name(state_at(op, at->start_wall_ms)),
+					e->operation_id,
+					state_name(state_at(e, at->start_wall_ms)),
 					fp);
 			}
 			break;
@@ -608,38 +676,49 @@ static bool fences_seen(const struct rec_schedule *r)
 	return false;
 }
 
+/* The fence of the entry named id over the observations; true when a
+ * stale write landed. */
+static bool fence_history(const struct rec_schedule *r,
+			  const struct rec_operation *op, const char *id,
+			  struct vlist *vl)
+{
+	long long prepared = 0, was_applied = 0;
+	size_t prepared_at = 0;
+
+	for (size_t k = 0; k < r->nobs; k++) {
+		const struct rec_fence *f;
+		long long applied;
+		char by[400];
+		if (!obs_ok(r, k) || !r->obs[k].fences_observed)
+			continue;
+		f = record_fence(&r->obs[k], id);
+		applied = f ? f->applied_epoch : 0;
+		if (applied && !was_applied && prepared > applied) {
+			blame(r, k, op->index, by, sizeof(by));
+			violate(vl, INV_FENCING, op, "fence of '%s' applied with "
+				"epoch %lld although observation %zu already "
+				"showed epoch %lld prepared and no fence: a stale "
+				"write landed, %s", id, applied, prepared_at + 1,
+				prepared, by);
+			return true;
+		}
+		if (!applied && f && f->prepared_epoch > prepared) {
+			prepared = f->prepared_epoch;
+			prepared_at = k;
+		}
+		was_applied = applied;
+	}
+	return false;
+}
+
+/* Fences are keyed by the ids the route used: those of its entries. */
 static void check_fencing(const struct rec_schedule *r, struct vlist *vl)
 {
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct rec_operation *op = &r->ops[i];
-		long long prepared = 0, was_applied = 0;
-		size_t prepared_at = 0;
-
-		for (size_t k = 0; k < r->nobs; k++) {
-			const struct rec_fence *f;
-			long long applied;
-			char by[400];
-			if (!obs_ok(r, k) || !r->obs[k].fences_observed)
-				continue;
-			f = record_fence(&r->obs[k], op->operation_id);
-			applied = f ? f->applied_epoch : 0;
-			if (applied && !was_applied && prepared > applied) {
-				blame(r, k, op->index, by, sizeof(by));
-				violate(vl, INV_FENCING, op->operation_id,
-					"fence applied with epoch %lld although "
-					"observation %zu already showed epoch %lld "
-					"prepared and no fence: a stale write "
-					"landed, %s", applied, prepared_at + 1,
-					prepared, by);
+	for (size_t i = 0; i < r->nops; i++)
+		for (size_t k = 0; k < r->ops[i].nentries; k++)
+			if (fence_history(r, &r->ops[i],
+					  r->ops[i].entries[k].operation_id, vl))
 				break;
-			}
-			if (!applied && f && f->prepared_epoch > prepared) {
-				prepared = f->prepared_epoch;
-				prepared_at = k;
-			}
-			was_applied = applied;
-		}
-	}
 }
 
 /* --- 8 evidence agrees ----------------------------------------------------- */
@@ -652,32 +731,37 @@ static void check_evidence(const struct rec_schedule *r, struct vlist *vl)
 		for (size_t e = 0; e < op->nevidence; e++) {
 			const struct rec_evidence *ev = &op->evidence[e];
 			if (!ev->valid) {
-				violate(vl, INV_EVIDENCE, op->operation_id,
+				violate(vl, INV_EVIDENCE, op,
 					"return.json of try %d is not a JSON "
 					"object", ev->try_number);
 				break;
 			}
+			const struct rec_entry *en;
 			if (strcmp(ev->state, "COMPLETE") != 0)
 				continue;
-			if (strcmp(ev->operation_id, op->operation_id) != 0) {
-				violate(vl, INV_EVIDENCE, op->operation_id,
+			/* without a journal there is no id to compare with */
+			en = record_entry(op, ev->operation_id);
+			if (op->nentries && !en) {
+				violate(vl, INV_EVIDENCE, op,
 					"return.json of try %d names operation "
-					"'%s'", ev->try_number, ev->operation_id);
+					"'%s', for which the journal holds no "
+					"entry", ev->try_number, ev->operation_id);
 				break;
 			}
 			if (ev->rows_written >= 0 &&
 			    ev->rows_written != (long long)op->nrows) {
-				violate(vl, INV_EVIDENCE, op->operation_id,
+				violate(vl, INV_EVIDENCE, op,
 					"return.json of try %d says %lld rows "
 					"written, the operation has %zu",
 					ev->try_number, ev->rows_written, op->nrows);
 				break;
 			}
-			if (op->journal_status == 0 && !journal_says_committed(op)) {
-				violate(vl, INV_EVIDENCE, op->operation_id,
+			if (en && op->journal_status == 0 && en->status == 0 &&
+			    !state_committed(en->entry.state)) {
+				violate(vl, INV_EVIDENCE, op,
 					"return.json of try %d says COMPLETE, the "
 					"journal says %s", ev->try_number,
-					state_name(op->entry.state));
+					state_name(en->entry.state));
 				break;
 			}
 		}
@@ -690,11 +774,14 @@ static void check_evidence(const struct rec_schedule *r, struct vlist *vl)
 static bool committing_during(const struct rec_operation *op,
 			      const struct rec_attempt *a)
 {
-	for (size_t h = 0; h < op->nhistory; h++)
-		if (op->history[h].to == FC_COMMITTING &&
-		    op->history[h].at >= a->start_wall_ms &&
-		    op->history[h].at <= a->end_wall_ms)
-			return true;
+	for (size_t k = 0; k < op->nentries; k++) {
+		const struct rec_entry *e = &op->entries[k];
+		for (size_t h = 0; h < e->nhistory; h++)
+			if (e->history[h].to == FC_COMMITTING &&
+			    e->history[h].at >= a->start_wall_ms &&
+			    e->history[h].at <= a->end_wall_ms)
+				return true;
+	}
 	return false;
 }
 
@@ -717,13 +804,85 @@ static void check_dead_journal(const struct rec_schedule *r, struct vlist *vl)
 		op = &r->ops[a->operation - 1];
 		if (committing_during(op, a))
 			continue;
-		violate(vl, INV_DEAD_JOURNAL, op->operation_id,
+		violate(vl, INV_DEAD_JOURNAL, op,
 			"op %d try %d changed %zu target row(s) (first '%s' "
 			"%lld -> %lld) after its journal failed a write, and "
 			"the journal holds no COMMITTING from that try",
 			a->operation, a->try_number, a->ndeltas,
 			a->deltas[0].row_key, a->deltas[0].before,
 			a->deltas[0].after);
+	}
+}
+
+/* --- 10 completes --------------------------------------------------------- */
+
+/* An operation that did not do its work with no fault to excuse it
+ * (check_outcome.c says which); not judged where the harness itself could
+ * not see everything. */
+static void check_completes(const struct rec_schedule *r, struct vlist *vl)
+{
+	if (r->status)
+		return;
+	for (size_t k = 0; k < r->nobs; k++)
+		if (!obs_ok(r, k))
+			return;
+	for (size_t i = 0; i < r->nops; i++) {
+		char why[256];
+		bool unexcused;
+
+		check__op_outcome(r, &r->ops[i], &unexcused, why, sizeof(why));
+		if (unexcused)
+			violate(vl, INV_COMPLETES, &r->ops[i], "%s", why);
+	}
+}
+
+/* --- 11 stable identity ----------------------------------------------------- */
+
+/* The first retry of op that began after wall time `after` and at or
+ * before `until`, or -1. */
+static int retry_between(const struct rec_schedule *r, int op, long long after,
+			 long long until)
+{
+	for (size_t a = 0; a < r->nattempts; a++) {
+		const struct rec_attempt *at = &r->attempts[a];
+		if (at->operation == op && at->try_number > 1 &&
+		    at->start_wall_ms > after && at->start_wall_ms <= until)
+			return (int)a;
+	}
+	return -1;
+}
+
+/*
+ * A retry must find the entry its operation already has: an entry created
+ * after a retry of the operation began, while an older entry existed, is
+ * the operation named anew -- a retry that reconciles against the new name
+ * cannot see what the old one committed, whether or not the target
+ * happens to stop a duplicate this time.
+ */
+static void check_identity(const struct rec_schedule *r, struct vlist *vl)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct rec_operation *op = &r->ops[i];
+		const struct rec_entry *first = first_entry(op);
+
+		for (size_t k = 0; first && k < op->nentries; k++) {
+			const struct rec_entry *e = &op->entries[k];
+			char who[128];
+			int a;
+			if (e == first || !e->nhistory)
+				continue;
+			a = retry_between(r, op->index, first->history[0].at,
+					  e->history[0].at);
+			if (a < 0)
+				continue;
+			describe_attempt(r, a, who, sizeof(who));
+			violate(vl, INV_STABLE_IDENTITY, op, "the journal entry "
+				"'%s' was created after %s began, although the "
+				"operation already had the entry '%s': its "
+				"retries do not name it the same way",
+				e->operation_id, who, first->operation_id);
+			break;
+		}
 	}
 }
 
@@ -754,10 +913,16 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 		res->unobservable |= INV_BIT(INV_FENCING);
 	check_evidence(r, &vl);
 	check_dead_journal(r, &vl);
+	check_completes(r, &vl);
+	check_identity(r, &vl);
+	if (record_journal_less(r))
+		res->unobservable |= CHECK_JOURNAL_INVARIANTS;
 	free(ow);
+	if (!vl.rc)
+		vl.rc = check__retried_stops(r, res);
 	if (vl.rc) {
 		free(vl.v);
-		memset(res, 0, sizeof(*res));
+		check_result_release(res);
 		return vl.rc;
 	}
 	res->violations = vl.v;
@@ -771,5 +936,6 @@ void check_result_release(struct check_result *res)
 	if (!res)
 		return;
 	free(res->violations);
+	free(res->stops);
 	memset(res, 0, sizeof(*res));
 }

@@ -1,4 +1,7 @@
 /* report_summary.c -- see report_summary.h. */
+#include <string.h>
+
+#include "harness/check/check.h"
 #include "harness/check/report_summary.h"
 
 json_t *report_summary(const json_t *routes)
@@ -21,4 +24,23 @@ json_t *report_summary(const json_t *routes)
 			 (json_int_t)json_array_size(routes), "expectations_met",
 			 (json_int_t)met, "schedules", (json_int_t)schedules,
 			 "violations", (json_int_t)violations, "verdicts", by);
+}
+
+bool report_schedule_windows(const json_t *schedule, bool *before,
+			     bool *after)
+{
+	json_t *stops = json_object_get(schedule, "retried_stops"), *s;
+	size_t i;
+
+	*before = *after = false;
+	if (!json_is_array(stops))
+		return false;
+	json_array_foreach(stops, i, s) {
+		const char *w = json_string_value(json_object_get(s, "window"));
+		*before |= w && strcmp(w, stop_window_name(
+			WINDOW_BEFORE_MUTATION)) == 0;
+		*after |= w && strcmp(w, stop_window_name(
+			WINDOW_AFTER_MUTATION)) == 0;
+	}
+	return true;
 }

@@ -2,7 +2,8 @@
  * report_summary.h -- the `summary` member of a fencecert.report.v1
  * document (docs/report-format.md): counts derived from its routes.
  *
- * Owns: how the summary is counted.  A run's report (harness/certify)
+ * Owns: how the summary is counted, and how a schedule's retried stops
+ * are read back for the verdict's window rule.  A run's report (harness/certify)
  * and a merge of shards (reports/merge.c) both count it here, so a merged
  * summary cannot differ from the one a single run would have written --
  * the same reason the verdict rule lives in verdict.h.
@@ -12,6 +13,8 @@
  */
 #ifndef FENCECERT_REPORT_SUMMARY_H
 #define FENCECERT_REPORT_SUMMARY_H
+
+#include <stdbool.h>
 
 #include <jansson.h>
 
@@ -23,5 +26,16 @@
  * of memory.
  */
 json_t *report_summary(const json_t *routes);
+
+/*
+ * Which windows a schedule of a report challenged, from its
+ * `retried_stops` (docs/report-format.md): *before / *after when some
+ * stop there is "before-mutation" / "after-mutation".  False (and both
+ * false) for a schedule that does not say -- written by a harness older
+ * than the window rule.  A run (harness/certify) and a merge of its shards
+ * (reports/merge.c) read it here, so both fold the same counts.
+ */
+bool report_schedule_windows(const json_t *schedule, bool *before,
+			     bool *after);
 
 #endif

@@ -84,11 +84,33 @@ void verdict_tally_add(struct verdict_tally *t, size_t nviolations,
 		t->by_outcome[o]++;
 }
 
+void verdict_tally_windows(struct verdict_tally *t, bool before, bool after)
+{
+	t->windows_known++;
+	t->stopped[VERDICT_WINDOW_BEFORE] += before;
+	t->stopped[VERDICT_WINDOW_AFTER] += after;
+}
+
+const char *verdict_window_gap(const struct verdict_tally *t,
+			       enum verdict_window w)
+{
+	if (!t->windows_known || t->stopped[w])
+		return NULL;
+	return w == VERDICT_WINDOW_AFTER ?
+	       "no schedule stopped a try after its target mutation: "
+	       "no-duplicate was never challenged" :
+	       "no schedule stopped a try before its target mutation: "
+	       "no-loss was never challenged";
+}
+
 enum verdict verdict_tally_fold(const struct verdict_tally *t)
 {
 	if (t->violations)
 		return VERDICT_REJECTED;
 	if (!t->schedules || t->by_outcome[OUTCOME_UNVERIFIED])
+		return VERDICT_UNVERIFIED;
+	if (verdict_window_gap(t, VERDICT_WINDOW_BEFORE) ||
+	    verdict_window_gap(t, VERDICT_WINDOW_AFTER))
 		return VERDICT_UNVERIFIED;
 	if (t->by_outcome[OUTCOME_STOPPED] || t->by_outcome[OUTCOME_NOT_CONVERGED])
 		return VERDICT_CERTIFIED_FAIL_CLOSED;

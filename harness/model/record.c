@@ -71,7 +71,9 @@ void record_free(struct rec_schedule *r)
 		for (size_t k = 0; k < o->nrows; k++)
 			free(o->row_keys[k]);
 		free(o->row_keys);
-		free(o->history);
+		for (size_t k = 0; k < o->nentries; k++)
+			free(o->entries[k].history);
+		free(o->entries);
 		free(o->evidence);
 	}
 	free(r->ops);
@@ -190,4 +192,38 @@ void record_count_concurrency(struct rec_schedule *r)
 			if (i != j && r->attempts[j].start_ms < r->attempts[i].end_ms &&
 			    r->attempts[i].start_ms < r->attempts[j].end_ms)
 				r->attempts[i].concurrent++;
+}
+
+struct rec_entry *record_entry(const struct rec_operation *op, const char *id)
+{
+	for (size_t i = 0; i < op->nentries; i++)
+		if (strcmp(op->entries[i].operation_id, id) == 0)
+			return &op->entries[i];
+	return NULL;
+}
+
+struct rec_entry *record_attribute(struct rec_operation *op, const char *id,
+				   int seen_after, long long created_at)
+{
+	struct rec_entry *e = record_entry(op, id);
+
+	if (e)
+		return e;
+	e = RECORD_PUSH(op->entries, op->nentries);
+	if (!e)
+		return NULL;
+	snprintf(e->operation_id, sizeof(e->operation_id), "%s", id);
+	e->seen_after = seen_after;
+	e->created_at = created_at;
+	if (op->nentries == 1)
+		snprintf(op->operation_id, sizeof(op->operation_id), "%s", id);
+	return e;
+}
+
+bool record_journal_less(const struct rec_schedule *r)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].nentries)
+			return false;
+	return true;
 }

@@ -123,6 +123,26 @@ struct rec_observation {
 	size_t nfences;
 };
 
+/*
+ * A journal entry the route wrote for an operation, under the id the route
+ * gave it.  The harness never recomputes an id to find it: it lists the
+ * journal after every attempt ended and attributes each entry that
+ * appeared, or whose version moved, to the operation of that attempt
+ * (harness/run/collect.h), then reads each one's entry and history at the
+ * end.
+ */
+struct rec_entry {
+	char operation_id[JOURNAL_ID_MAX]; /* as the route named it */
+	int seen_after;           /* attempt index whose end's listing first
+				     showed it; -1: only the final listing did
+				     (attributed by its creation time) */
+	long long created_at;     /* as the journal says (Unix ms) */
+	int status;               /* 0, or the error reading it at the end */
+	struct journal_entry entry;
+	struct journal_transition *history;
+	size_t nhistory;
+};
+
 /* A return.json that survived in an XCom dir at the end. */
 struct rec_evidence {
 	int try_number;
@@ -137,16 +157,22 @@ struct rec_evidence {
 
 struct rec_operation {
 	int index;                /* 1-based */
+	/* The id the route used: its first entry's ("" while it has none).
+	 * Violations and fence lookups use it. */
 	char operation_id[JOURNAL_ID_MAX];
+	/* docs/identity.md's id of the workload's identity fields: a hint
+	 * for the report, never a key (routes may name operations their
+	 * own way). */
+	char canonical_id[JOURNAL_ID_MAX];
 	char intent_digest[JOURNAL_ID_MAX]; /* of the source the first try saw */
 	char **row_keys;          /* the rows the workload asks for */
 	size_t nrows;
 	enum task_state task;
 	int source_changed_after; /* change_source applied after this try; 0 */
-	int journal_status;       /* 0, FC_NOT_FOUND, or a read error */
-	struct journal_entry entry;
-	struct journal_transition *history;
-	size_t nhistory;
+	int journal_status;       /* 0 (entries read, maybe none), or why the
+				     journal could not be read */
+	struct rec_entry *entries; /* attributed to it, in the order seen */
+	size_t nentries;
 	struct rec_evidence *evidence;
 	size_t nevidence;
 };
@@ -208,5 +234,19 @@ void record_count_concurrency(struct rec_schedule *r);
 
 /* True when at least one attempt reported at least one failpoint. */
 bool record_has_failpoints(const struct rec_schedule *r);
+
+/* Attribute the entry `id` to op (attempt index seen_after, -1 at the end):
+ * appended to op->entries unless already there; the first one names the
+ * operation (op->operation_id).  The entry's address, or NULL when out of
+ * memory (then nothing changed). */
+struct rec_entry *record_attribute(struct rec_operation *op, const char *id,
+				   int seen_after, long long created_at);
+
+/* op's entry named id, or NULL. */
+struct rec_entry *record_entry(const struct rec_operation *op, const char *id);
+
+/* True when no operation has a journal entry: the route kept no journal
+ * in this schedule (or the suite said `journal: none`). */
+bool record_journal_less(const struct rec_schedule *r);
 
 #endif

@@ -233,6 +233,7 @@ static int parse_route(struct yctx *c, yaml_node_t *n, void *entry,
 	    scenario__map_need(c, n, "observe", "route", &v) < 0 ||
 	    parse_observe(c, v, r) < 0)
 		return FC_USAGE;
+	r->no_journal = strcmp(r->journal, "none") == 0;
 	if ((v = scenario__map_get(c, n, "expect", NULL)) &&
 	    parse_expect(c, v, &r->expect) < 0)
 		return FC_USAGE;

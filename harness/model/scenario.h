@@ -78,6 +78,8 @@ struct route_spec {
 	char name[SCENARIO_NAME_MAX];
 	char **command;          /* argv, NULL-terminated; templates expanded later */
 	char *journal;           /* URL template, e.g. "sqlite:{dir}/journal.db" */
+	bool no_journal;         /* `journal: none`: the route keeps no journal;
+				    attempts get no FENCECERT_JOURNAL */
 	char *target;            /* URL template */
 	char *observe_sql;       /* observe.sql, or NULL */
 	char **observe_command;  /* observe.command argv, or NULL */

@@ -1,10 +1,25 @@
 /*
- * collect.c -- read the journal and the surviving evidence into a record
- * (collect.h).  Only reads: the journal through journal_get/history, the
- * XCom files with jansson.
+ * collect.c -- watch the journal while a schedule runs and read it, and the
+ * surviving evidence, into the record at the end (collect.h).  Only
+ * reads: the journal through journal_list/get/history, the XCom files
+ * with jansson.
+ *
+ * Invariants:
+ *  1. An entry is attributed to an operation only because an attempt of
+ *     that operation ended (or, for what no listing saw, lived) when the
+ *     entry appeared: never because its id matches a computed one.
+ *  2. The watch's memory of the journal (`seen`) changes only on a listing
+ *     that succeeded, so a failed listing loses nothing: its changes show
+ *     at the next one.
+ *  3. Mid-schedule listings open the journal read-only (nothing written,
+ *     no schema created) and a SQLite file is closed again before the
+ *     route's next attempt runs, as the target observer does: the route
+ *     meets its journal as any reader would leave it.  Only the end, with
+ *     every process gone, opens it as the port does.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,49 +34,304 @@
 
 #define RETURN_MAX (1024 * 1024) /* bytes of a return.json we read */
 
+/* An entry as the last successful listing showed it. */
+struct seen {
+	char id[JOURNAL_ID_MAX];
+	long long version;
+};
+
+struct collect_watch {
+	char *url;           /* NULL: the route keeps no journal */
+	char *path;          /* sqlite: the file, opened per listing */
+	journal *j;          /* a server journal, kept open once opened */
+	struct seen *seen;   /* sorted by id */
+	size_t nseen;
+	int pending_op;      /* op of the first attempt since the last good
+				listing, when one failed; 0 */
+	bool stopped;        /* too many entries: no more listings */
+};
+
+static int seen_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct seen *)a)->id, ((const struct seen *)b)->id);
+}
+
+int collect_watch_new(const char *url, collect_watch **out)
+{
+	collect_watch *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return FC_NOMEM;
+	if (url && !(w->url = strdup(url))) {
+		free(w);
+		return FC_NOMEM;
+	}
+	if (url && strncmp(url, "sqlite:", 7) == 0 &&
+	    !(w->path = strndup(url + 7, strcspn(url + 7, "?")))) {
+		collect_watch_free(w);
+		return FC_NOMEM;
+	}
+	*out = w;
+	return 0;
+}
+
+void collect_watch_free(collect_watch *w)
+{
+	if (!w)
+		return;
+	journal_close(w->j);
+	free(w->url);
+	free(w->path);
+	free(w->seen);
+	free(w);
+}
+
+/* A SQLite journal the route never created: nothing to list, and opening
+ * it would create it. */
+static bool no_file(const collect_watch *w)
+{
+	struct stat sb;
+
+	return w->path && stat(w->path, &sb) != 0 && errno == ENOENT;
+}
+
+/* List the journal into *out: through the watch's connection when it
+ * has one, else through a read-only one, kept for a server journal and
+ * closed again for a SQLite file.  0, or an error with err set. */
+static int list(collect_watch *w, struct journal_entry **out, size_t *n,
+		char *err, size_t errlen)
+{
+	static const struct journal_filter all = { 0, 0 };
+	journal *j = w->j;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!j && (rc = journal_open_readonly(w->url, &j, err, errlen)))
+		return rc;
+	rc = journal_list(j, &all, out, n);
+	if (rc)
+		snprintf(err, errlen, "%s", journal_errmsg(j));
+	if (!w->j && w->path)
+		journal_close(j);
+	else
+		w->j = j;
+	return rc;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct journal_entry *)a)->operation_id,
+		      ((const struct journal_entry *)b)->operation_id);
+}
+
+/* The attempt alive when the journal says an entry was created (the
+ * latest one started by then when none was), or -1. */
+static int attempt_at(const struct rec_schedule *r, long long t)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < r->nattempts; i++) {
+		const struct rec_attempt *a = &r->attempts[i];
+		if (a->start_wall_ms > t)
+			continue;
+		if (a->end_wall_ms >= t || a->end_wall_ms == 0)
+			return (int)i;
+		if (best < 0 || a->start_wall_ms >= r->attempts[best].start_wall_ms)
+			best = (int)i;
+	}
+	return best;
+}
+
+static struct rec_operation *op_of(struct rec_schedule *r, int idx)
+{
+	int op = idx >= 0 && (size_t)idx < r->nattempts ?
+		 r->attempts[idx].operation : 0;
+
+	return op >= 1 && (size_t)op <= r->nops ? &r->ops[op - 1] : NULL;
+}
+
+/* Attribute entry e to the operation of attempt idx, or (by_time) to the
+ * one whose attempt lived when the journal says e was created. */
+static int attribute_one(struct rec_schedule *r, int idx, bool by_time,
+			 const struct journal_entry *e)
+{
+	struct rec_operation *op = by_time ?
+		op_of(r, attempt_at(r, e->created_at)) : op_of(r, idx);
+
+	if (!op)
+		return 0;
+	return record_attribute(op, e->operation_id, idx, e->created_at) ?
+	       0 : FC_NOMEM;
+}
+
+/*
+ * Attribute what changed between w->seen and the sorted listing e[0..n)
+ * to the operation of attempt idx: new entries first (an operation is
+ * named by an entry that appeared in its attempts before one it merely
+ * moved), then moved ones.  When the changes may span operations (idx -1:
+ * the end; or a listing failed meanwhile across an operation's boundary)
+ * new entries go by their creation time and moves stay unattributed.
+ * Then e becomes w->seen.
+ */
+static int attribute(collect_watch *w, struct rec_schedule *r, int idx,
+		     const struct journal_entry *e, size_t n)
+{
+	struct rec_operation *here = op_of(r, idx);
+	bool by_time = !here || (w->pending_op && w->pending_op != here->index);
+	struct seen *next = calloc(n ? n : 1, sizeof(*next));
+	int rc = 0;
+
+	if (!next)
+		return FC_NOMEM;
+	for (int moved = 0; moved < 2 && !rc; moved++) {
+		for (size_t i = 0; i < n && !rc; i++) {
+			struct seen *old;
+
+			snprintf(next[i].id, sizeof(next[i].id), "%s",
+				 e[i].operation_id);
+			next[i].version = e[i].version;
+			old = w->nseen ? bsearch(&next[i], w->seen, w->nseen,
+						 sizeof(*old), seen_cmp) : NULL;
+			if (moved ? old && old->version != e[i].version &&
+				    !by_time : !old)
+				rc = attribute_one(r, idx, by_time && !moved,
+						   &e[i]);
+		}
+	}
+	if (rc) {
+		free(next);
+		return rc;
+	}
+	free(w->seen);
+	w->seen = next;
+	w->nseen = n;
+	w->pending_op = 0;
+	return 0;
+}
+
+/* Too many entries for one schedule: the schedule cannot be judged. */
+static void too_many(collect_watch *w, struct rec_schedule *r, size_t n)
+{
+	w->stopped = true;
+	if (!r->status) {
+		r->status = FC_JOURNAL_UNAVAILABLE;
+		snprintf(r->error, sizeof(r->error), "the journal holds %zu "
+			 "entries, more than one schedule's work (%d): is its "
+			 "URL the same for every schedule?", n,
+			 COLLECT_ENTRIES_MAX);
+	}
+}
+
+int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
+{
+	struct journal_entry *e;
+	char err[400];
+	size_t n;
+	int rc;
+
+	if (!w->url || w->stopped || no_file(w))
+		return 0;
+	if (list(w, &e, &n, err, sizeof(err))) {
+		/* e.g. no schema yet, or the server is down: the next
+		 * listing that succeeds sees these changes */
+		if (!w->pending_op && op_of(r, idx))
+			w->pending_op = op_of(r, idx)->index;
+		return 0;
+	}
+	if (n > COLLECT_ENTRIES_MAX) {
+		free(e);
+		too_many(w, r, n);
+		return 0;
+	}
+	qsort(e, n, sizeof(*e), entry_cmp);
+	rc = attribute(w, r, idx, e, n);
+	free(e);
+	return rc;
+}
+
 static void all_ops(struct rec_schedule *r, int status)
 {
 	for (size_t i = 0; i < r->nops; i++)
 		r->ops[i].journal_status = status;
 }
 
-void collect_journal(struct rec_schedule *r, const char *url)
+/* The journal could not be read at the end: "cannot <doing> the journal". */
+static void unreadable(struct rec_schedule *r, int rc, const char *doing,
+		       const char *err)
 {
-	char err[400];
-	journal *j;
-	struct stat sb;
+	all_ops(r, rc);
+	if (!r->status) {
+		r->status = rc;
+		snprintf(r->error, sizeof(r->error), "cannot %s the journal: %s",
+			 doing, err);
+	}
+}
 
-	/* a route without a journal leaves no file; opening would create one */
-	if (strncmp(url, "sqlite:", 7) == 0 && stat(url + 7, &sb) != 0 &&
-	    errno == ENOENT) {
-		all_ops(r, FC_NOT_FOUND);
-		return;
-	}
-	if (journal_open(url, &j, err, sizeof(err))) {
-		all_ops(r, FC_JOURNAL_UNAVAILABLE);
-		if (!r->status) {
-			r->status = FC_JOURNAL_UNAVAILABLE;
-			snprintf(r->error, sizeof(r->error),
-				 "cannot read the journal: %s", err);
-		}
-		return;
-	}
+/* Read the entry and history of every attributed entry. */
+static void read_entries(struct rec_schedule *r, journal *j)
+{
 	for (size_t i = 0; i < r->nops; i++) {
 		struct rec_operation *op = &r->ops[i];
-		int rc = journal_get(j, op->operation_id, &op->entry);
 
-		if (!rc)
-			rc = journal_history(j, op->operation_id, &op->history,
-					     &op->nhistory);
-		op->journal_status = rc;
-		if (rc && rc != FC_NOT_FOUND && !r->status) {
-			r->status = rc;
-			snprintf(r->error, sizeof(r->error), "cannot read the "
-				 "journal entry of op %d: %s", op->index,
-				 journal_errmsg(j));
+		for (size_t k = 0; k < op->nentries; k++) {
+			struct rec_entry *e = &op->entries[k];
+			int rc = journal_get(j, e->operation_id, &e->entry);
+
+			if (!rc)
+				rc = journal_history(j, e->operation_id,
+						     &e->history, &e->nhistory);
+			e->status = rc;
+			if (!rc || op->journal_status)
+				continue;
+			op->journal_status = rc;
+			if (!r->status) {
+				r->status = rc;
+				snprintf(r->error, sizeof(r->error), "cannot read "
+					 "the journal entry '%s' of op %d: %s",
+					 e->operation_id, op->index,
+					 journal_errmsg(j));
+			}
 		}
 	}
-	journal_close(j);
+}
+
+int collect_journal(struct rec_schedule *r, collect_watch *w)
+{
+	struct journal_entry *e;
+	char err[400];
+	journal *j;
+	size_t n;
+	int rc;
+
+	all_ops(r, 0);
+	if (!w->url || w->stopped || no_file(w))
+		return 0;
+	journal_close(w->j); /* the end reads through a fresh connection */
+	w->j = NULL;
+	if (journal_open(w->url, &j, err, sizeof(err))) {
+		unreadable(r, FC_JOURNAL_UNAVAILABLE, "read", err);
+		return 0;
+	}
+	w->j = j;
+	rc = list(w, &e, &n, err, sizeof(err));
+	if (rc) {
+		unreadable(r, rc, "list", err);
+		return 0;
+	}
+	if (n > COLLECT_ENTRIES_MAX) {
+		free(e);
+		too_many(w, r, n);
+		all_ops(r, FC_JOURNAL_UNAVAILABLE);
+		return 0;
+	}
+	qsort(e, n, sizeof(*e), entry_cmp);
+	rc = attribute(w, r, -1, e, n);
+	free(e);
+	if (!rc)
+		read_entries(r, j);
+	return rc;
 }
 
 static void copy_str(char *dst, size_t len, json_t *v)

@@ -1,14 +1,29 @@
 /*
- * collect.h -- what a schedule leaves behind, read into its record at the
- * end: the journal entry and history of every operation (through the
+ * collect.h -- what a schedule leaves behind, read into its record: the
+ * journal entries the route wrote, found by watching the journal while the
+ * schedule runs, and at the end their entries and histories (through the
  * journal port, never its tables) and every return.json that survived in
  * the XCom dirs.
  *
- * Failures are recorded, not returned: an unreadable journal sets the
- * operation's journal_status (the checker then calls the schedule
- * unverified); a journal file that was never created means "no entry".
+ * Operations as the route names them.  The harness never recomputes an
+ * operation id to find a journal entry (a route may name its operations
+ * its own way).  It lists the journal after every attempt ended and
+ * attributes each entry that appeared, or whose version moved, since the
+ * previous listing to the operation of that attempt: attempts of one
+ * schedule run operation by operation, and a resumed zombie's end is its
+ * own operation's.  A listing that fails leaves the changes to the next
+ * one; whatever no listing saw is attributed at the end by the time the
+ * journal says it was created.  Nothing is listed while the journal does
+ * not exist (a SQLite file never created) or for a route with `journal:
+ * none`; the listing reads one schedule's namespace (a file in {dir}, a
+ * {schedule_id} schema or prefix), bounded by COLLECT_ENTRIES_MAX.
  *
- * Included by harness/run only (the orchestrator).
+ * Failures are recorded, not returned: an unreadable journal at the end
+ * sets the operations' journal_status and the record's status (the
+ * checker then calls the schedule unverified).
+ *
+ * Owns: struct collect_watch (opaque).  Included by harness/run only (the
+ * orchestrator) and tests/.
  */
 #ifndef FENCECERT_COLLECT_H
 #define FENCECERT_COLLECT_H
@@ -16,8 +31,33 @@
 #include "common/error.h"
 #include "harness/model/record.h"
 
-/* Fill ops[].entry/history/journal_status from the journal at url. */
-void collect_journal(struct rec_schedule *r, const char *url);
+/* More entries than this in one schedule's journal is not one schedule's
+ * work: the schedule is unverified and the watch stops listing. */
+#define COLLECT_ENTRIES_MAX 1000
+
+typedef struct collect_watch collect_watch;
+
+/*
+ * A watch on the journal at url (the harness's own way there: no fault
+ * proxy in between), or on none when url is NULL.  0 or FC_NOMEM.  A
+ * server journal is connected on first use and kept for the schedule; a
+ * SQLite file is opened for each listing only, so the route's last close
+ * finds no reader of ours.
+ */
+int collect_watch_new(const char *url, collect_watch **out) FC_MUST_CHECK;
+void collect_watch_free(collect_watch *w); /* NULL is a no-op */
+
+/* Attempt idx of r has ended: list the journal and attribute what
+ * changed to that attempt's operation (record_attribute()).  0, or
+ * FC_NOMEM. */
+int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
+	FC_MUST_CHECK;
+
+/* At the end, every process gone: list once more (what no listing saw is
+ * attributed by its creation time) and read each attributed entry and its
+ * history into the record.  FC_NOMEM when out of memory; any other
+ * failure is recorded. */
+int collect_journal(struct rec_schedule *r, collect_watch *w) FC_MUST_CHECK;
 
 /* Fill ops[].evidence from DIR/op<i>/xcom/try-<k>/return.json, k <= tries
  * (a file that cannot be opened is no evidence; one that is not a JSON

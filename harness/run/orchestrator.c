@@ -10,7 +10,8 @@
  *     task (rec_attempt.counted is set only on the try the task waited for).
  *  2. Every process end is followed by a target observation before any
  *     other process is started or resumed, so each row change is credited
- *     to the attempt(s) alive in that interval.
+ *     to the attempt(s) alive in that interval; so is giving up on a
+ *     paused try, so the record shows what the next try met.
  *  3. A fault fires at most once per operation it names (operation 0:
  *     each operation): kill/pause/fail at the hit-th HIT of its failpoint
  *     in its try, between-try faults once their try ended.  Faults that
@@ -21,6 +22,12 @@
  *  5. The loop calls down only: into the families (through
  *     orchestrator_family.c and their tables), its setup, the wait set and
  *     the schedule context; none of them calls back.
+ *  6. Every process end is also followed by a listing of the journal
+ *     (collect.h) before anything else starts or resumes, so each journal
+ *     entry the route wrote is attributed to the operation whose attempt
+ *     wrote it, under the id the route gave it.  The harness reads the
+ *     journal on its own way there: {proxy:NAME} in the route's journal
+ *     URL is the proxy's upstream for it, so no proxy fault meets it.
  *
  * Per try:                              per event:
  *   spawn --> drive until it exits        HIT  -> record; maybe resume a
@@ -72,6 +79,7 @@ struct orch {
 	int max_try;         /* highest try number a task may reach: tries, more
 				after an operator cleared a task */
 	bool *resume_done;   /* per fault: its resume happened as asked */
+	collect_watch *watch; /* the journal, listed after every process end */
 };
 
 /* Does a family hold fault a's process without stopping it (and let it go
@@ -254,6 +262,8 @@ static void on_exit_event(struct orch *o, int idx)
 	r->paused = false;
 	orch__families_gone(&o->fams, &o->s, idx, r->given_up);
 	observe(o, idx);
+	if (o->watch && collect_watch_attempt(o->watch, o->s.rec, idx))
+		orch__out_of_memory(&o->s);
 }
 
 /* The loop's own fault at the nth hit of fp in try k of op (kill, pause,
@@ -507,6 +517,8 @@ static int run_try(struct orch *o, int op, int k)
 			if (clock_mono_ms() >= until) {
 				r->given_up = true;
 				o->s.rec->attempts[idx].zombie = true;
+				/* what the next try will meet (check_window.c) */
+				observe(o, idx);
 				break;
 			}
 			step(o, until);
@@ -735,6 +747,76 @@ static void begin(struct orch *o)
 		o->zombie_wait_ms = policy->lease_ttl_ms;
 }
 
+/* {proxy:NAME} as the harness reaches the server: its upstream. */
+struct upstreams {
+	const struct suite *suite;
+	char **url;
+};
+
+static const char *upstream_of(const void *ctx, const char *name)
+{
+	const struct upstreams *u = ctx;
+
+	for (size_t i = 0; i < u->suite->nproxies; i++)
+		if (strcmp(u->suite->proxies[i].name, name) == 0)
+			return u->url[i];
+	return NULL;
+}
+
+/*
+ * The route's journal as the harness reads it (invariant 6), or NULL for
+ * `journal: none`.  A URL without {dir} or {schedule_id} is the same for
+ * every schedule: the harness could not tell this schedule's entries from
+ * another's, so it is an error.  0, or an error with err set.
+ */
+static int harness_journal_url(const struct orch *o, char **out, char *err,
+			       size_t errlen)
+{
+	const struct route_spec *rs = o->s.p->route;
+	const struct suite *suite = o->s.p->suite;
+	struct template_vars v = o->s.vars;
+	struct upstreams u = { suite, NULL };
+	int rc = 0;
+
+	*out = NULL;
+	if (rs->no_journal)
+		return 0;
+	if (!strstr(rs->journal, "{dir}") && !strstr(rs->journal, "{schedule_id}")) {
+		snprintf(err, errlen, "route '%s': journal '%s' is the same for "
+			 "every schedule (it names neither {dir} nor "
+			 "{schedule_id}): its entries cannot be told apart",
+			 rs->name, rs->journal);
+		return FC_USAGE;
+	}
+	u.url = calloc(suite->nproxies + 1, sizeof(*u.url));
+	if (!u.url)
+		return FC_NOMEM;
+	v.proxy = NULL; /* an upstream names no proxy */
+	for (size_t i = 0; i < suite->nproxies && !rc; i++)
+		rc = scenario_expand(suite->proxies[i].upstream, &v, &u.url[i],
+				     err, errlen);
+	v.proxy = upstream_of;
+	v.proxy_ctx = &u;
+	if (!rc)
+		rc = scenario_expand(rs->journal, &v, out, err, errlen);
+	for (size_t i = 0; i < suite->nproxies; i++)
+		free(u.url[i]);
+	free(u.url);
+	return rc;
+}
+
+/* The watch on the journal (collect.h).  0, or an error with err set. */
+static int start_watch(struct orch *o, char *err, size_t errlen)
+{
+	char *url;
+	int rc = harness_journal_url(o, &url, err, errlen);
+
+	if (!rc)
+		rc = collect_watch_new(url, &o->watch);
+	free(url);
+	return rc;
+}
+
 /* Set up, run every task, and read what the schedule left behind. */
 static void run_schedule(struct orch *o, char *err, size_t errlen)
 {
@@ -747,6 +829,8 @@ static void run_schedule(struct orch *o, char *err, size_t errlen)
 		rc = orch__setup_start(&o->su, &o->s, err, errlen);
 	if (!rc && orch__record_ops(&o->s, &o->su))
 		rc = FC_NOMEM;
+	if (!rc)
+		rc = start_watch(o, err, errlen);
 	if (rc == FC_NOMEM) {
 		orch__out_of_memory(&o->s);
 		return;
@@ -762,8 +846,8 @@ static void run_schedule(struct orch *o, char *err, size_t errlen)
 	observe(o, -1);
 	settle_fired(o);
 	record_count_concurrency(rec);
-	collect_journal(rec, o->s.journal_url);
-	if (collect_evidence(rec, o->s.p->dir, o->max_try))
+	if (collect_journal(rec, o->watch) ||
+	    collect_evidence(rec, o->s.p->dir, o->max_try))
 		orch__out_of_memory(&o->s);
 }
 
@@ -787,6 +871,8 @@ static void leave_services(struct orch *o)
 static void end_schedule(struct orch *o, bool entered)
 {
 	finish_processes(o);
+	collect_watch_free(o->watch); /* its connection, before any cleaning */
+	o->watch = NULL;
 	orch__families_release(&o->fams, &o->s);
 	if (entered)
 		leave_services(o);

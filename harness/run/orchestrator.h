@@ -37,10 +37,14 @@
  * ("op<i>-try<k>") and FENCECERT_BIN (this fencecert binary, so routes in
  * other languages can use its journal CLI).
  *
- * The target is observed after every process ends, so the record says
- * which attempt changed which rows; at the end the journal (through the
- * port) and the surviving return.json files are read into the record.  A
- * requested fault that never fired is marked so (rec_schedule.fired).
+ * The target is observed after every process ends (and when a paused try
+ * is given up), so the record says which attempt changed which rows; the
+ * journal is listed after every process ends too, so the record says
+ * which operation wrote which entry under which id (collect.h); at the
+ * end those entries (through the port) and the surviving return.json
+ * files are read into the record.  A route with `journal: none` gets no
+ * FENCECERT_JOURNAL and is not listed.  A requested fault that never
+ * fired is marked so (rec_schedule.fired).
  *
  * Syscall faults (FAULT_SYSCALL) of try k run that try under a seccomp
  * plan (inject_seccomp.h) built before it starts; tries without one get no

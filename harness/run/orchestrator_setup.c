@@ -73,7 +73,8 @@ char **orch__attempt_env(const struct orch_setup *su,
 	char *wait = orch__wait_set(s->p, op, k);
 	int rc = wait ? 0 : FC_NOMEM;
 
-	rc |= env_add(&env, &n, PROTO_ENV_JOURNAL "=%s", su->journal_url);
+	if (!s->p->route->no_journal) /* `journal: none`: no URL at all */
+		rc |= env_add(&env, &n, PROTO_ENV_JOURNAL "=%s", su->journal_url);
 	rc |= env_add(&env, &n, PROTO_ENV_TARGET "=%s", observer_target(su->obs));
 	rc |= env_add(&env, &n, PROTO_ENV_WORKLOAD "=%s", w->workload_path);
 	rc |= env_add(&env, &n, PROTO_ENV_TRY_NUMBER "=%d", k);
@@ -172,7 +173,7 @@ int orch__record_ops(struct orch_sched *s, const struct orch_setup *su)
 		const struct workgen_op *w = workgen_op(su->wg, (int)i + 1);
 		struct rec_operation *ro = &rec->ops[i];
 		ro->index = (int)i + 1;
-		put(ro->operation_id, sizeof(ro->operation_id), "%s",
+		put(ro->canonical_id, sizeof(ro->canonical_id), "%s",
 		    w->operation_id);
 		put(ro->intent_digest, sizeof(ro->intent_digest), "%s",
 		    w->intent_digest);

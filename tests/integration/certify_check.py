@@ -4,12 +4,22 @@
 Used by certify_default.sh and certify_repeat.sh.  Checks that every route's
 computed verdict equals its expectation and that each control is rejected
 for the reason docs/controls.md gives (the invariant its violations must
-name, and the scenario that must expose it).  Prints one line per route
-("name verdict") on stdout, for comparing runs; problems go to stderr and
-make the exit status 1.
+name, and the scenario that must expose it); that every certified route
+earned it (some schedule stopped a try on each side of its commit and
+retried it); that operations carry the id the route used and the canonical
+one beside it (the bundled routes use docs/identity.md's, so the two
+agree); and that a control keeping no journal has the journal invariants
+listed as not observable.  Prints one line per route ("name verdict") on
+stdout, for comparing runs; problems go to stderr and make the exit status
+1.
 """
 import json
 import sys
+
+# controls that keep no journal (routes/controls.c): judged on the target
+JOURNAL_LESS = {"naive", "xcom-guard", "checkpoint-guard"}
+JOURNAL_INVARIANTS = {"legal-history", "reconcile-before-io",
+                      "stable-identity"}
 
 # control -> (scenario that must expose it, invariant it must break)
 CONTROLS = {
@@ -32,6 +42,26 @@ def main(path):
         if not route["expectation_met"]:
             problems.append("%s: verdict %s, expected %s" %
                             (name, verdict, route["expected"]))
+        stops = route["coverage"].get("retried_stops", {})
+        if verdict.startswith("certified") and not (
+                stops.get("before_mutation") and stops.get("after_mutation")):
+            problems.append("%s: %s without a stop on each side of the "
+                            "commit: %s" % (name, verdict, stops))
+        for s in route["schedules"]:
+            if "retried_stops" not in s:
+                problems.append("%s: schedule %s has no retried_stops" %
+                                (name, s["schedule"]))
+            for op in s["operations"]:
+                ours = op["operation_id"]
+                if (name not in JOURNAL_LESS and ours and
+                        ours != op.get("canonical_operation_id")):
+                    problems.append("%s: op %d is %r, not the canonical %r" %
+                                    (name, op["index"], ours,
+                                     op.get("canonical_operation_id")))
+        unobs = {u["name"] for u in route["coverage"]["invariants_not_observable"]}
+        if name in JOURNAL_LESS and not JOURNAL_INVARIANTS <= unobs:
+            problems.append("%s keeps no journal, yet %s are observable" %
+                            (name, sorted(JOURNAL_INVARIANTS - unobs)))
         if name not in CONTROLS:
             if route["violations"]:
                 v = route["violations"][0]

@@ -8,7 +8,9 @@
 # the changed source, the lost pod) for the C routes and the five controls,
 # and the shell and Python examples under the zombie worker -- the schedule
 # whose outcome depends most on timing (each of their attempts starts
-# dozens of processes, so they get the one).  The explorations are
+# dozens of processes, so they get the one) -- and the kill after the
+# target commit (a certificate needs a stop on each side of the commit,
+# docs/harness.md).  The explorations are
 # certified by certify_default.sh.  CERTIFY_FULL=1 repeats
 # the whole default suite instead; CERTIFY_RUNS overrides the count (10).
 set -eu
@@ -25,7 +27,8 @@ fixed="--only clean --only kill-after-target-commit --only xcom-lost
 c_and_controls="--route c-sqlite --route c-file --route naive
 	--route xcom-guard --route checkpoint-guard --route journal-no-fence
 	--route split-fence"
-examples="--route sh-sqlite --route py-sqlite --only zombie-worker"
+examples="--route sh-sqlite --route py-sqlite --only zombie-worker
+	--only kill-after-target-commit"
 
 certify() { # certify RUN PART ARGS...: one certification, verdicts appended
 	run=$1 part=$2

@@ -168,9 +168,11 @@ need(s["operations"][0]["task"] == "failed" and
 print(f"recovery_scenario.sh: {checks} checks passed")
 PY
 
-# the schedule string replays the operator
-certify 0 "$tmp/recovery.yaml" "$tmp/replay" --only operator-marks-committed \
+# the schedule string replays the operator (one schedule stops tries only
+# after the commit: the route is unverified, the schedule converges)
+certify 3 "$tmp/recovery.yaml" "$tmp/replay" --only operator-marks-committed \
 	--schedule 'k:after_target_commit@1/op1;f:before_reconcile_probe@2/op1;o:committed@2/op1'
-grep -q '"verdict": "certified-automatic"' "$tmp/replay/report.json" ||
+grep -q '"outcome": "converged"' "$tmp/replay/report.json" &&
+	grep -q '"violations": \[\]' "$tmp/replay/report.json" ||
 	fail "replay of the operator schedule"
 echo "ok: replay of an operator schedule"

@@ -30,6 +30,7 @@ for s in clean 'k:after_lease@1/op1' 'p:before_target_commit@1/op1'; do
 	strace -ff -o "$tmp/st/$(echo "$s" | tr -c 'a-z0-9\n' _)" "$FENCECERT" certify \
 		"$tmp/s.yaml" --route c-sqlite --only every-failpoint --schedule "$s" \
 		--jobs 1 --out "$tmp/out" --format json --quiet >/dev/null 2>"$tmp/err" ||
+		[ $? -eq 3 ] || # one schedule is no certificate: unverified
 		{ cat "$tmp/err"; echo "FAIL: certify --schedule $s"; exit 1; }
 done
 python3 - "$tmp/st" <<'PY'
