@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "harness/model/scenario.h"
 #include "harness/model/schedule.h"
@@ -466,7 +468,8 @@ static void test_loaded_faults_round_trip(void **state)
 
 static const char suite_head[] =
 	"version: 1\nsuite: s\n"
-	"routes: [{name: r, command: [p], journal: j, target: t, observe: {sql: q}}]\n";
+	"routes: [{name: r, command: [p], journal: j, target: 'sqlite:t',"
+	" observe: {sql: 'SELECT 1, 2'}}]\n";
 
 static void expect_error(const char *buf, size_t len, const char *want)
 {
@@ -521,10 +524,12 @@ static void test_alias_expansion_budget(void **state)
 	free(buf);
 }
 
+/* The 100001st node is named, in a flow list on line 4 that starts at
+ * column 5: node k (0-based) is at column 5 + 2k. */
 static void test_node_limit(void **state)
 {
 	size_t cap = 1 << 20, len;
-	char *buf = malloc(cap);
+	char *buf = malloc(cap), want[64];
 	FILE *f = fmemopen(buf, cap, "w");
 
 	fprintf(f, "%sx: [", suite_head);
@@ -533,17 +538,130 @@ static void test_node_limit(void **state)
 	fputs("0]\n", f);
 	len = (size_t)ftell(f);
 	fclose(f);
-	expect_error(buf, len, "more than 100000 nodes");
+	/* 23 nodes come before the first item: the root mapping, 20 in
+	 * suite_head, "x" and the list */
+	snprintf(want, sizeof(want), "gen.yaml:4:%d: suite has more than 100000 nodes",
+		 5 + 2 * (100001 - 24));
+	expect_error(buf, len, want);
 	free(buf);
+}
+
+/* CPU seconds this process has used (user + system). */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Load a 1 MiB buffer made by fill(); it must be refused with `want` at
+ * well under a second of CPU.  Before the limits acted on the event
+ * stream, libyaml's scanner spent minutes on the depth bomb. */
+static void expect_cheap_refusal(void (*fill)(char *, size_t), const char *want)
+{
+	size_t len = 1 << 20;
+	char *buf = malloc(len);
+	double t0, spent;
+
+	assert_non_null(buf);
+	fill(buf, len);
+	t0 = cpu_seconds();
+	expect_error(buf, len, want);
+	spent = cpu_seconds() - t0;
+	free(buf);
+	if (spent > 1.0)
+		fail_msg("refusing took %.2f s of CPU", spent);
+}
+
+static void fill_deep(char *buf, size_t len)
+{
+	size_t head = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: ");
+
+	memset(buf + head, '[', len - head);
+}
+
+static void fill_deep_block(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes:\n");
+
+	/* "- - - - ...": one block list inside the other, on one line */
+	for (; k + 2 <= len; k += 2)
+		memcpy(buf + k, "- ", 2);
+	memset(buf + k, ' ', len - k);
+}
+
+static void fill_wide(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: [");
+
+	for (; k + 2 <= len; k += 2)
+		memcpy(buf + k, "0,", 2);
+	memset(buf + k, ' ', len - k);
+}
+
+/* 257 anchors, then aliases to them up to 1 MiB: libyaml looks every
+ * alias up among all anchors. */
+static void fill_anchors(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: [");
+
+	for (int i = 0; i < 257; i++)
+		k += (size_t)sprintf(buf + k, "&a%d 0,", i);
+	for (int i = 0; k + 8 <= len; i = (i + 1) % 257)
+		k += (size_t)sprintf(buf + k, "*a%d,", i);
+	memset(buf + k, ' ', len - k);
+}
+
+static void test_bombs_are_cheap(void **state)
+{
+	/* the 64th '[' of line 3 (at column 9 + 63): with the root mapping, the 65th level */
+	expect_cheap_refusal(fill_deep, "gen.yaml:3:72: suite nests lists and "
+			     "mappings deeper than 64 levels");
+	expect_cheap_refusal(fill_deep_block, "gen.yaml:4:127: suite nests lists "
+			     "and mappings deeper than 64 levels");
+	expect_cheap_refusal(fill_wide, "suite has more than 100000 nodes");
+	expect_cheap_refusal(fill_anchors, "suite has more than 256 anchors");
+}
+
+/* 64 levels load (the limit is not off by one); 65 do not. */
+static void test_depth_limit_exact(void **state)
+{
+	char buf[512];
+	int n;
+
+	for (int depth = 63; depth <= 64; depth++) {
+		/* routes' list is level 2 below the root mapping */
+		n = snprintf(buf, sizeof(buf), "version: 1\nsuite: s\nx: %.*s%.*s\n",
+			     depth - 1, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+			     depth - 1, "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+		expect_error(buf, (size_t)n, "unknown key 'x' in suite");
+	}
+	n = snprintf(buf, sizeof(buf), "version: 1\nsuite: s\nx: %.*s\n", 64,
+		     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[");
+	expect_error(buf, (size_t)n, "gen.yaml:3:67: suite nests lists and mappings deeper than 64 levels");
 }
 
 static void test_size_limit(void **state)
 {
 	size_t len = (1 << 20) + 1;
-	char *buf = malloc(len);
+	char *buf = malloc(len), path[] = "/tmp/fc-test-big-XXXXXX", err[512];
+	struct suite *s = (struct suite *)&s;
+	int fd;
 
 	memset(buf, ' ', len);
-	expect_error(buf, len, "gen.yaml:1:1: suite is larger than");
+	expect_error(buf, len, "gen.yaml:1:1: suite is larger than 1 MiB (1048577 bytes, at most 1048576)");
+	/* a file is refused by its size, before it is read */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	assert_int_equal(suite_load(path, &s, err, sizeof(err)), FC_USAGE);
+	assert_null(s);
+	if (!strstr(err, ":1:1: suite is larger than 1 MiB (1048577 bytes"))
+		fail_msg("got '%s'", err);
+	unlink(path);
 	free(buf);
 }
 
@@ -723,6 +841,8 @@ int main(void)
 		cmocka_unit_test(test_loaded_faults_round_trip),
 		cmocka_unit_test(test_alias_expansion_budget),
 		cmocka_unit_test(test_node_limit),
+		cmocka_unit_test(test_bombs_are_cheap),
+		cmocka_unit_test(test_depth_limit_exact),
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_unreadable_file),
 		cmocka_unit_test(test_mutations_never_crash),

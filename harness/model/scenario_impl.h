@@ -12,11 +12,17 @@
  * schedule.c, scenario_template.c, suite.c, fault.c; every file may use
  * scenario_yaml.c, which calls none of them.
  *
- * The loader walks a libyaml document (yaml_parser_load) guided by the
- * schema, never by the shape of the document, so recursion depth is the
- * schema's depth.  Every node it touches is charged to `budget`: anchors
- * and aliases are allowed, but an alias bomb runs the budget out and becomes
- * an ordinary error instead of a long walk.
+ * Before any tree is built, the loader reads libyaml's event stream once
+ * (yaml_parser_parse) and refuses a file deeper than SUITE_MAX_DEPTH, with
+ * more than SUITE_MAX_NODES nodes or more than SUITE_MAX_ANCHORS anchors,
+ * at the node that crosses the limit: libyaml's scanner costs time
+ * quadratic in the nesting depth and its loader quadratic in the anchors,
+ * so the limits have to act while the stream is read, not on the tree.
+ * Only then does it build the document (yaml_parser_load) and walk it
+ * guided by the schema, never by the shape of the document, so recursion
+ * depth is the schema's depth.  Every node it touches is charged to
+ * `budget`: anchors and aliases are allowed, but an alias bomb runs the
+ * budget out and becomes an ordinary error instead of a long walk.
  */
 #ifndef FENCECERT_SCENARIO_IMPL_H
 #define FENCECERT_SCENARIO_IMPL_H
@@ -30,7 +36,9 @@
 #include "harness/model/scenario.h"
 
 #define SUITE_MAX_BYTES (1 << 20)     /* a suite is a hand-written file */
-#define SUITE_MAX_NODES 100000        /* distinct nodes in the document */
+#define SUITE_MAX_NODES 100000        /* nodes in the file (aliases count) */
+#define SUITE_MAX_DEPTH 64            /* nested lists and mappings */
+#define SUITE_MAX_ANCHORS 256         /* libyaml looks anchors up one by one */
 #define SUITE_VISIT_BUDGET 1000000    /* node visits, aliases included */
 #define SUITE_MAX_ROUTES 64
 #define SUITE_MAX_SERVICES 8
