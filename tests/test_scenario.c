@@ -665,6 +665,83 @@ static void test_size_limit(void **state)
 	free(buf);
 }
 
+/* ---- observe.sql at load ------------------------------------------- */
+
+static int load_observe(const char *target, const char *sql, char *err,
+			size_t errlen)
+{
+	char buf[2048];
+	struct suite *s = NULL;
+	int n = snprintf(buf, sizeof(buf),
+			 "version: 1\nsuite: s\n"
+			 "services: [{name: pg, kind: postgresql}]\nroutes:\n  - name: r\n"
+			 "    command: [p]\n    journal: j\n    target: '%s'\n"
+			 "    observe: {sql: \"%s\"}\nscenarios: [{name: a}]\n",
+			 target, sql);
+	int rc = suite_load_buffer("o.yaml", buf, (size_t)n, &s, err, errlen);
+
+	suite_free(s);
+	return rc;
+}
+
+static void observe_ok(const char *target, const char *sql)
+{
+	char err[512];
+
+	if (load_observe(target, sql, err, sizeof(err)) != 0)
+		fail_msg("'%s' refused: %s", sql, err);
+}
+
+/* Refused at the sql value (line 9, column 20) with `want`. */
+static void observe_bad(const char *target, const char *sql, const char *want)
+{
+	char err[512];
+
+	assert_int_equal(load_observe(target, sql, err, sizeof(err)), FC_USAGE);
+	if (strncmp(err, "o.yaml:9:20: ", 13) != 0 || !strstr(err, want))
+		fail_msg("'%s': want 'o.yaml:9:20: ...%s', got '%s'", sql, want, err);
+}
+
+static void test_observe_sql(void **state)
+{
+	const char *t = "sqlite:{dir}/t.db";
+
+	/* reads, whatever tables and columns the target will have */
+	observe_ok(t, "SELECT row_key, COUNT(*) FROM events GROUP BY row_key");
+	observe_ok(t, "SELECT e.row_key, COUNT(*) FROM events e JOIN fencecert_fence f"
+		   " ON e.op = f.operation_id WHERE f.epoch > 0 GROUP BY 1");
+	observe_ok(t, "SELECT 1, 2; ; -- a comment after the statement");
+	observe_ok(t, "SELECT 'a;b', 2 /* ; DELETE FROM t */");
+	observe_ok(t, "WITH x AS (SELECT row_key FROM events) SELECT row_key, 1 FROM x");
+	observe_ok("{env:FC_TARGET}", "SELECT row_key, 1 FROM events");
+	/* what cannot be prepared without the target is left to run time */
+	observe_ok(t, "SELECT my_function(row_key), 1 FROM events");
+	observe_ok(t, "SELECT row_key, 1 FROM other.events");
+	/* a write, found at load */
+	observe_bad(t, "DELETE FROM events", "observe.sql must only read the target, but 'DELETE FROM events' writes");
+	observe_bad(t, "UPDATE events SET n = n + 1", "writes");
+	observe_bad(t, "INSERT INTO events VALUES (1, 2, 3)", "writes");
+	observe_bad(t, "INSERT INTO events(row_key) SELECT row_key FROM other", "writes");
+	observe_bad(t, "DROP TABLE events", "writes");
+	observe_bad(t, "PRAGMA journal_mode = DELETE", "writes");
+	observe_bad(t, "DELETE FROM events RETURNING row_key, 1", "writes");
+	/* a second statement, which the observer would silently skip */
+	observe_bad(t, "SELECT row_key, COUNT(*) FROM events GROUP BY 1; DELETE FROM events",
+		    "observe.sql must be one statement, but another follows: 'DELETE FROM events'");
+	observe_bad(t, "SELECT 1, 2; SELECT 3, 4", "another follows: 'SELECT 3, 4'");
+	observe_bad(t, "SELECT 1, 2; garbage", "another follows: 'garbage'");
+	/* statements that return no rows, none at all, bad syntax */
+	observe_bad(t, "BEGIN", "must be a query returning (row_key, count) rows, but 'BEGIN' returns none");
+	observe_bad(t, "ATTACH 'x.db' AS x", "returns none");
+	observe_bad(t, "-- only a comment", "observe.sql holds no SQL statement");
+	observe_bad(t, "SELEC row_key FROM events", "observe.sql is not valid SQL: near \"SELEC\": syntax error");
+	observe_bad(t, "SELECT row_key, COUNT(* FROM events", "not valid SQL");
+	/* observe.sql reads sqlite: targets only */
+	observe_bad("postgresql://h/db", "SELECT 1, 2", "observe.sql needs a sqlite: target, not 'postgresql://h/db'");
+	observe_bad("{service:pg}?schema=x", "SELECT 1, 2", "needs a sqlite: target");
+	observe_bad("file:{dir}/lake", "SELECT 1, 2", "needs a sqlite: target");
+}
+
 static void test_unreadable_file(void **state)
 {
 	struct suite *s = (struct suite *)&s;
@@ -844,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_bombs_are_cheap),
 		cmocka_unit_test(test_depth_limit_exact),
 		cmocka_unit_test(test_size_limit),
+		cmocka_unit_test(test_observe_sql),
 		cmocka_unit_test(test_unreadable_file),
 		cmocka_unit_test(test_mutations_never_crash),
 		cmocka_unit_test(test_expand),

@@ -110,6 +110,31 @@ static int get_argv(struct yctx *c, yaml_node_t *n, const char *key,
 	return 0;
 }
 
+/*
+ * observe.sql reads a sqlite: target (harness/run/observe.c), so a target
+ * template that cannot expand to one is refused here; only {env:NAME}
+ * at its start leaves that to run time.  The statement itself is
+ * scenario_sql.c's.
+ */
+static int check_observe_sql(struct yctx *c, yaml_node_t *n,
+			     const struct route_spec *r)
+{
+	char msg[300];
+	int rc;
+
+	if (strncmp(r->target, "sqlite:", 7) != 0 &&
+	    strncmp(r->target, "{env:", 5) != 0)
+		return scenario__error(c, n,
+				       "observe.sql needs a sqlite: target, not '%.60s' (observe a PostgreSQL, etcd or file target with observe.command, e.g. fencecert target rows)",
+				       r->target);
+	rc = scenario__observe_sql_check(r->observe_sql, msg, sizeof(msg));
+	if (rc < 0) {
+		scenario__error(c, n, "%s", msg);
+		return rc;
+	}
+	return 0;
+}
+
 static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 {
 	yaml_node_t *sql, *cmd, *cmdkey = NULL;
@@ -128,7 +153,7 @@ static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 			return FC_USAGE;
 		if (!r->observe_sql[0])
 			return scenario__error(c, sql, "'sql' must not be empty");
-		return 0;
+		return check_observe_sql(c, sql, r);
 	}
 	if (cmd)
 		return get_argv(c, cmd, "command", &r->observe_command);

@@ -6,11 +6,12 @@
  * Who includes it: the loader's files only -- scenario.c (the file, the
  * suite header, services, proxies, routes, workload, orchestrator),
  * scenario_faults.c (the `scenarios:` list), scenario_yaml.c (node
- * access), scenario_template.c (the env-name rule and the output limit)
- * and suite.c (to free the string vectors the accessors build).  Inside
- * the loader calls point one way: scenario.c -> scenario_faults.c ->
- * schedule.c, scenario_template.c, suite.c, fault.c; every file may use
- * scenario_yaml.c, which calls none of them.
+ * access), scenario_template.c (the env-name rule and the output limit),
+ * scenario_sql.c (observe.sql) and suite.c (to free the string vectors the
+ * accessors build).  Inside the loader calls point one way: scenario.c ->
+ * scenario_faults.c -> schedule.c, scenario_template.c, suite.c, fault.c,
+ * and scenario.c -> scenario_sql.c; every file may use scenario_yaml.c,
+ * which calls none of them.
  *
  * Before any tree is built, the loader reads libyaml's event stream once
  * (yaml_parser_parse) and refuses a file deeper than SUITE_MAX_DEPTH, with
@@ -133,6 +134,12 @@ int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
 /* NAME of {env:NAME} (and of a route's env key, a service's env, a table):
  * [A-Za-z_][A-Za-z0-9_]* (scenario_template.c). */
 bool scenario__env_name_valid(const char *s, size_t len);
+
+/* A route's observe.sql: one statement that reads (scenario_sql.c states
+ * what is checked without the target).  0, FC_USAGE with msg saying why,
+ * or FC_NOMEM. */
+int scenario__observe_sql_check(const char *sql, char *msg, size_t msglen)
+	FC_MUST_CHECK;
 
 /* One of the suite's lists of named entries: routes, services, proxies,
  * scenarios. */
