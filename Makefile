@@ -2,6 +2,7 @@
 #
 #   make            build build/fencecert (and build/libfencecert.a)
 #   make check      the layer rule, unit tests (cmocka), integration tests, fuzz smoke run
+#   make fuzz       every libFuzzer target of tests/fuzz/ for FUZZ_SECONDS (60) each
 #   make certify    certify the bundled routes (scenarios/default.yaml)
 #   make bench      benchmarks, each against a baseline in the same run
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -144,6 +145,12 @@ certify-exhaustive: $(BUILD)/fencecert
 
 bench: $(BUILD)/fencecert $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run $(BENCH_BINS)
+
+# The libFuzzer targets of tests/fuzz/ (needs clang), FUZZ_SECONDS each;
+# `make check` runs them for 5 s.  Findings: $(BUILD)/fuzz/artifacts/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/integration/fuzz_smoke.sh
 
 install: $(BUILD)/fencecert
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fencecert/scenarios

@@ -143,6 +143,19 @@ int etcd_txn_range(struct etcd_txn *t, enum etcd_branch b, const char *key,
 int etcd_txn_delete(struct etcd_txn *t, enum etcd_branch b, const char *key,
 		    const char *end) FC_MUST_CHECK;
 
+/*
+ * Decode the JSON body of a range or txn answer exactly as
+ * etcd_client_range() / etcd_client_txn() decode an answer they accept.
+ * An answer is what a network peer wrote: these let tests and the fuzz
+ * target (tests/fuzz/fuzz_etcd.c) feed it bytes without a server.  0,
+ * FC_CORRUPT (not a JSON object, or malformed), FC_NOMEM; on error *out
+ * holds nothing.
+ */
+int etcd_range_decode(const char *body, size_t len, struct etcd_range *out)
+	FC_MUST_CHECK;
+int etcd_txn_result_decode(const char *body, size_t len,
+			   struct etcd_txn_result *out) FC_MUST_CHECK;
+
 void etcd_range_release(struct etcd_range *r);
 void etcd_txn_result_release(struct etcd_txn_result *r);
 

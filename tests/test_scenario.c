@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "harness/model/scenario.h"
 #include "harness/model/schedule.h"
@@ -466,7 +468,8 @@ static void test_loaded_faults_round_trip(void **state)
 
 static const char suite_head[] =
 	"version: 1\nsuite: s\n"
-	"routes: [{name: r, command: [p], journal: j, target: t, observe: {sql: q}}]\n";
+	"routes: [{name: r, command: [p], journal: j, target: 'sqlite:t',"
+	" observe: {sql: 'SELECT 1, 2'}}]\n";
 
 static void expect_error(const char *buf, size_t len, const char *want)
 {
@@ -521,10 +524,12 @@ static void test_alias_expansion_budget(void **state)
 	free(buf);
 }
 
+/* The 100001st node is named, in a flow list on line 4 that starts at
+ * column 5: node k (0-based) is at column 5 + 2k. */
 static void test_node_limit(void **state)
 {
 	size_t cap = 1 << 20, len;
-	char *buf = malloc(cap);
+	char *buf = malloc(cap), want[64];
 	FILE *f = fmemopen(buf, cap, "w");
 
 	fprintf(f, "%sx: [", suite_head);
@@ -533,18 +538,208 @@ static void test_node_limit(void **state)
 	fputs("0]\n", f);
 	len = (size_t)ftell(f);
 	fclose(f);
-	expect_error(buf, len, "more than 100000 nodes");
+	/* 23 nodes come before the first item: the root mapping, 20 in
+	 * suite_head, "x" and the list */
+	snprintf(want, sizeof(want), "gen.yaml:4:%d: suite has more than 100000 nodes",
+		 5 + 2 * (100001 - 24));
+	expect_error(buf, len, want);
 	free(buf);
+}
+
+/* CPU seconds this process has used (user + system). */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Load a 1 MiB buffer made by fill(); it must be refused with `want` at
+ * well under a second of CPU.  Before the limits acted on the event
+ * stream, libyaml's scanner spent minutes on the depth bomb. */
+static void expect_cheap_refusal(void (*fill)(char *, size_t), const char *want)
+{
+	size_t len = 1 << 20;
+	char *buf = malloc(len);
+	double t0, spent;
+
+	assert_non_null(buf);
+	fill(buf, len);
+	t0 = cpu_seconds();
+	expect_error(buf, len, want);
+	spent = cpu_seconds() - t0;
+	free(buf);
+	if (spent > 1.0)
+		fail_msg("refusing took %.2f s of CPU", spent);
+}
+
+static void fill_deep(char *buf, size_t len)
+{
+	size_t head = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: ");
+
+	memset(buf + head, '[', len - head);
+}
+
+static void fill_deep_block(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes:\n");
+
+	/* "- - - - ...": one block list inside the other, on one line */
+	for (; k + 2 <= len; k += 2)
+		memcpy(buf + k, "- ", 2);
+	memset(buf + k, ' ', len - k);
+}
+
+static void fill_wide(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: [");
+
+	for (; k + 2 <= len; k += 2)
+		memcpy(buf + k, "0,", 2);
+	memset(buf + k, ' ', len - k);
+}
+
+/* 257 anchors, then aliases to them up to 1 MiB: libyaml looks every
+ * alias up among all anchors. */
+static void fill_anchors(char *buf, size_t len)
+{
+	size_t k = (size_t)sprintf(buf, "version: 1\nsuite: s\nroutes: [");
+
+	for (int i = 0; i < 257; i++)
+		k += (size_t)sprintf(buf + k, "&a%d 0,", i);
+	for (int i = 0; k + 8 <= len; i = (i + 1) % 257)
+		k += (size_t)sprintf(buf + k, "*a%d,", i);
+	memset(buf + k, ' ', len - k);
+}
+
+static void test_bombs_are_cheap(void **state)
+{
+	/* the 64th '[' of line 3 (at column 9 + 63): with the root mapping, the 65th level */
+	expect_cheap_refusal(fill_deep, "gen.yaml:3:72: suite nests lists and "
+			     "mappings deeper than 64 levels");
+	expect_cheap_refusal(fill_deep_block, "gen.yaml:4:127: suite nests lists "
+			     "and mappings deeper than 64 levels");
+	expect_cheap_refusal(fill_wide, "suite has more than 100000 nodes");
+	expect_cheap_refusal(fill_anchors, "suite has more than 256 anchors");
+}
+
+/* 64 levels load (the limit is not off by one); 65 do not. */
+static void test_depth_limit_exact(void **state)
+{
+	char buf[512];
+	int n;
+
+	for (int depth = 63; depth <= 64; depth++) {
+		/* routes' list is level 2 below the root mapping */
+		n = snprintf(buf, sizeof(buf), "version: 1\nsuite: s\nx: %.*s%.*s\n",
+			     depth - 1, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+			     depth - 1, "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+		expect_error(buf, (size_t)n, "unknown key 'x' in suite");
+	}
+	n = snprintf(buf, sizeof(buf), "version: 1\nsuite: s\nx: %.*s\n", 64,
+		     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[");
+	expect_error(buf, (size_t)n, "gen.yaml:3:67: suite nests lists and mappings deeper than 64 levels");
 }
 
 static void test_size_limit(void **state)
 {
 	size_t len = (1 << 20) + 1;
-	char *buf = malloc(len);
+	char *buf = malloc(len), path[] = "/tmp/fc-test-big-XXXXXX", err[512];
+	struct suite *s = (struct suite *)&s;
+	int fd;
 
 	memset(buf, ' ', len);
-	expect_error(buf, len, "gen.yaml:1:1: suite is larger than");
+	expect_error(buf, len, "gen.yaml:1:1: suite is larger than 1 MiB (1048577 bytes, at most 1048576)");
+	/* a file is refused by its size, before it is read */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	assert_int_equal(suite_load(path, &s, err, sizeof(err)), FC_USAGE);
+	assert_null(s);
+	if (!strstr(err, ":1:1: suite is larger than 1 MiB (1048577 bytes"))
+		fail_msg("got '%s'", err);
+	unlink(path);
 	free(buf);
+}
+
+/* ---- observe.sql at load ------------------------------------------- */
+
+static int load_observe(const char *target, const char *sql, char *err,
+			size_t errlen)
+{
+	char buf[2048];
+	struct suite *s = NULL;
+	int n = snprintf(buf, sizeof(buf),
+			 "version: 1\nsuite: s\n"
+			 "services: [{name: pg, kind: postgresql}]\nroutes:\n  - name: r\n"
+			 "    command: [p]\n    journal: j\n    target: '%s'\n"
+			 "    observe: {sql: \"%s\"}\nscenarios: [{name: a}]\n",
+			 target, sql);
+	int rc = suite_load_buffer("o.yaml", buf, (size_t)n, &s, err, errlen);
+
+	suite_free(s);
+	return rc;
+}
+
+static void observe_ok(const char *target, const char *sql)
+{
+	char err[512];
+
+	if (load_observe(target, sql, err, sizeof(err)) != 0)
+		fail_msg("'%s' refused: %s", sql, err);
+}
+
+/* Refused at the sql value (line 9, column 20) with `want`. */
+static void observe_bad(const char *target, const char *sql, const char *want)
+{
+	char err[512];
+
+	assert_int_equal(load_observe(target, sql, err, sizeof(err)), FC_USAGE);
+	if (strncmp(err, "o.yaml:9:20: ", 13) != 0 || !strstr(err, want))
+		fail_msg("'%s': want 'o.yaml:9:20: ...%s', got '%s'", sql, want, err);
+}
+
+static void test_observe_sql(void **state)
+{
+	const char *t = "sqlite:{dir}/t.db";
+
+	/* reads, whatever tables and columns the target will have */
+	observe_ok(t, "SELECT row_key, COUNT(*) FROM events GROUP BY row_key");
+	observe_ok(t, "SELECT e.row_key, COUNT(*) FROM events e JOIN fencecert_fence f"
+		   " ON e.op = f.operation_id WHERE f.epoch > 0 GROUP BY 1");
+	observe_ok(t, "SELECT 1, 2; ; -- a comment after the statement");
+	observe_ok(t, "SELECT 'a;b', 2 /* ; DELETE FROM t */");
+	observe_ok(t, "WITH x AS (SELECT row_key FROM events) SELECT row_key, 1 FROM x");
+	observe_ok("{env:FC_TARGET}", "SELECT row_key, 1 FROM events");
+	/* what cannot be prepared without the target is left to run time */
+	observe_ok(t, "SELECT my_function(row_key), 1 FROM events");
+	observe_ok(t, "SELECT row_key, 1 FROM other.events");
+	/* a write, found at load */
+	observe_bad(t, "DELETE FROM events", "observe.sql must only read the target, but 'DELETE FROM events' writes");
+	observe_bad(t, "UPDATE events SET n = n + 1", "writes");
+	observe_bad(t, "INSERT INTO events VALUES (1, 2, 3)", "writes");
+	observe_bad(t, "INSERT INTO events(row_key) SELECT row_key FROM other", "writes");
+	observe_bad(t, "DROP TABLE events", "writes");
+	observe_bad(t, "PRAGMA journal_mode = DELETE", "writes");
+	observe_bad(t, "DELETE FROM events RETURNING row_key, 1", "writes");
+	/* a second statement, which the observer would silently skip */
+	observe_bad(t, "SELECT row_key, COUNT(*) FROM events GROUP BY 1; DELETE FROM events",
+		    "observe.sql must be one statement, but another follows: 'DELETE FROM events'");
+	observe_bad(t, "SELECT 1, 2; SELECT 3, 4", "another follows: 'SELECT 3, 4'");
+	observe_bad(t, "SELECT 1, 2; garbage", "another follows: 'garbage'");
+	/* statements that return no rows, none at all, bad syntax */
+	observe_bad(t, "BEGIN", "must be a query returning (row_key, count) rows, but 'BEGIN' returns none");
+	observe_bad(t, "ATTACH 'x.db' AS x", "returns none");
+	observe_bad(t, "-- only a comment", "observe.sql holds no SQL statement");
+	observe_bad(t, "SELEC row_key FROM events", "observe.sql is not valid SQL: near \"SELEC\": syntax error");
+	observe_bad(t, "SELECT row_key, COUNT(* FROM events", "not valid SQL");
+	/* observe.sql reads sqlite: targets only */
+	observe_bad("postgresql://h/db", "SELECT 1, 2", "observe.sql needs a sqlite: target, not 'postgresql://h/db'");
+	observe_bad("{service:pg}?schema=x", "SELECT 1, 2", "needs a sqlite: target");
+	observe_bad("file:{dir}/lake", "SELECT 1, 2", "needs a sqlite: target");
 }
 
 static void test_unreadable_file(void **state)
@@ -723,7 +918,10 @@ int main(void)
 		cmocka_unit_test(test_loaded_faults_round_trip),
 		cmocka_unit_test(test_alias_expansion_budget),
 		cmocka_unit_test(test_node_limit),
+		cmocka_unit_test(test_bombs_are_cheap),
+		cmocka_unit_test(test_depth_limit_exact),
 		cmocka_unit_test(test_size_limit),
+		cmocka_unit_test(test_observe_sql),
 		cmocka_unit_test(test_unreadable_file),
 		cmocka_unit_test(test_mutations_never_crash),
 		cmocka_unit_test(test_expand),

@@ -427,6 +427,162 @@ static void test_format_refuses(void **state)
 	assert_int_equal(schedule_format(many, 50, out, sizeof(out)), 0);
 }
 
+/* ---- schedule_check.c: does a replayed string name what exists ---- */
+
+static const char check_suite_yaml[] =
+	"version: 1\nsuite: s\n"
+	"services:\n  - {name: etcd, kind: etcd, members: 3}\n"
+	"proxies:\n  - {name: pgt, upstream: '127.0.0.1:1'}\n"
+	"routes:\n  - {name: r, command: [p], journal: 'sqlite:{dir}/j',"
+	" target: 'sqlite:{dir}/t', observe: {sql: 'SELECT 1, 1'}}\n"
+	"workload: {operations: 2}\norchestrator: {retries: 1}\n"
+	"scenarios:\n  - name: fixed\n  - name: three\n    operations: 3\n"
+	"  - name: explored\n    explore: {failpoints: all}\n";
+
+/* schedule_check_suite() on one string: 0, or the message must hold want. */
+static void check_suite(const struct suite *s, size_t sc, const char *str,
+			const char *want)
+{
+	struct fault *f = NULL;
+	size_t n = 0;
+	char err[512] = "";
+	int rc;
+
+	assert_int_equal(schedule_parse(str, &f, &n, err, sizeof(err)), 0);
+	rc = schedule_check_suite(s, &s->scenarios[sc], f, n, err, sizeof(err));
+	free(f);
+	if (!want) {
+		if (rc)
+			fail_msg("'%s' refused: %s", str, err);
+		return;
+	}
+	assert_int_equal(rc, FC_USAGE);
+	if (!strstr(err, want))
+		fail_msg("'%s': want '%s', got '%s'", str, want, err);
+}
+
+static void test_check_suite(void **state)
+{
+	struct suite *s = NULL;
+	char err[512];
+
+	assert_int_equal(suite_load_buffer("t.yaml", check_suite_yaml,
+					   strlen(check_suite_yaml), &s, err,
+					   sizeof(err)), 0);
+	/* the workload's 2 operations, 2 tries */
+	check_suite(s, 0, "k:a@1/op2;x@2/op1;k:a@2", NULL);
+	check_suite(s, 0, "k:a@1/op3", "operation 3 does not exist (the scenario runs 2 operations)");
+	check_suite(s, 0, "k:a@1/op3", "fault 'k:a@1/op3' of the schedule cannot fire in scenario 'fixed'");
+	check_suite(s, 0, "k:a@3", "try 3 is beyond the last try (retries: 1 gives 2 tries)");
+	check_suite(s, 0, "x@3", "after try 3 is beyond the last try");
+	check_suite(s, 0, "y@3=fsync:kill_before", "try 3 is beyond");
+	/* a scenario's own operations; an exploration runs 1 */
+	check_suite(s, 1, "k:a@1/op3", NULL);
+	check_suite(s, 1, "k:a@1/op4", "operation 4 does not exist (the scenario runs 3 operations)");
+	check_suite(s, 2, "k:a@1/op1", NULL);
+	check_suite(s, 2, "k:a@1/op2", "the scenario runs 1 operation)");
+	/* members and proxies the suite has */
+	check_suite(s, 0, "d:a@1=m3;u@1=etcd/m1;c@1=pgt", NULL);
+	check_suite(s, 0, "d:a@1=m4", "'m4' is not a member of service 'etcd' (m1 to m3)");
+	check_suite(s, 0, "u@1=other/m1", "service 'other' is not an etcd service");
+	check_suite(s, 0, "c@1#2=pgx", "'pgx' names no proxy of the suite");
+	check_suite(s, 0, "r:a@1=pgx", "'pgx' names no proxy");
+	assert_int_equal(schedule_operations(s, &s->scenarios[0]), 2);
+	assert_int_equal(schedule_operations(s, &s->scenarios[1]), 3);
+	assert_int_equal(schedule_operations(s, &s->scenarios[2]), 1);
+	suite_free(s);
+}
+
+/* A run's attempt: op, try, whether it ran to its end, the hits. */
+static struct schedule_attempt run_of(int op, int try_no, bool to_end,
+				      const char *const *hits, size_t n)
+{
+	return (struct schedule_attempt){ .operation = op, .try_number = try_no,
+		.hits = hits, .nhits = n, .ran_to_end = to_end };
+}
+
+static int check_reached(const char *str, const bool *fired, int ops,
+			 const struct schedule_attempt *a, size_t na,
+			 char *err, size_t errlen)
+{
+	struct fault *f = NULL;
+	size_t n = 0;
+	int rc;
+
+	assert_int_equal(schedule_parse(str, &f, &n, err, errlen), 0);
+	rc = schedule_check_reached(f, n, fired, ops, a, na, err, errlen);
+	free(f);
+	return rc;
+}
+
+static void expect_missing(const char *str, const bool *fired, int ops,
+			   const struct schedule_attempt *a, size_t na,
+			   const char *want)
+{
+	char err[1024] = "";
+
+	assert_int_equal(check_reached(str, fired, ops, a, na, err, sizeof(err)),
+			 FC_USAGE);
+	if (!strstr(err, want))
+		fail_msg("'%s': want '%s', got '%s'", str, want, err);
+}
+
+static void expect_possible(const char *str, const bool *fired, int ops,
+			    const struct schedule_attempt *a, size_t na)
+{
+	char err[1024] = "";
+
+	if (check_reached(str, fired, ops, a, na, err, sizeof(err)) != 0)
+		fail_msg("'%s' called missing: %s", str, err);
+}
+
+static void test_check_reached(void **state)
+{
+	static const char *const walk[] = { "after_intent", "after_lease",
+					    "after_lease", "after_commit" };
+	static const char *const cut[] = { "after_intent" };
+	const bool no[4] = { false, false, false, false };
+	const bool yes[1] = { true };
+	struct schedule_attempt done[2] = { run_of(1, 1, true, walk, 4),
+					    run_of(2, 1, true, walk, 4) };
+	struct schedule_attempt killed[2] = { run_of(1, 1, false, cut, 1),
+					      run_of(2, 1, true, walk, 4) };
+
+	/* the occurrence exists, or fired: never called missing */
+	expect_possible("k:after_lease@1#2", yes, 2, done, 2);
+	expect_possible("k:after_lease@1#2", no, 2, done, 2);
+	expect_possible("x@1;c@1#9=p", no, 2, done, 2); /* not at a failpoint */
+	/* a try that ran to its end with fewer hits proves it missing */
+	expect_missing("k:after_lease@1#3/op1", no, 2, done, 2,
+		       "fault 'k:after_lease@1#3/op1' of the schedule names a failpoint occurrence that does not exist: "
+		       "op 1 try 1 reaches 'after_lease' 2 times, not 3; it reaches after_intent, after_lease (2 times), after_commit");
+	expect_missing("f:nowhere@1", no, 2, done, 2,
+		       "op 1 try 1 never reaches 'nowhere'");
+	expect_missing("p:after_commit@2>next", no, 2, done, 2,
+		       "op 1 never reached try 2 (the task ended before it)");
+	/* a try stopped by something else proves nothing */
+	expect_possible("k:nowhere@1/op1", no, 2, killed, 2);
+	/* every operation: missing only where it is missing in all */
+	expect_possible("k:nowhere@1", no, 2, killed, 2);
+	expect_missing("k:nowhere@1/op2", no, 2, killed, 2,
+		       "op 2 try 1 never reaches 'nowhere'");
+	expect_missing("k:nowhere@1", no, 2, done, 2, "never reaches 'nowhere'");
+	/* the first missing fault is named, fired ones skipped */
+	{
+		const bool first_fired[2] = { true, false };
+
+		expect_missing("k:after_intent@1;k:nowhere@1/op2", first_fired, 2,
+			       done, 2, "fault 'k:nowhere@1/op2'");
+	}
+	/* a route that reports no failpoints at all */
+	{
+		struct schedule_attempt silent = run_of(1, 1, true, NULL, 0);
+
+		expect_missing("k:after_intent@1", no, 1, &silent, 1,
+			       "it reaches no failpoint at all");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +593,8 @@ int main(void)
 		cmocka_unit_test(test_bad_strings),
 		cmocka_unit_test(test_too_long_input),
 		cmocka_unit_test(test_format_refuses),
+		cmocka_unit_test(test_check_suite),
+		cmocka_unit_test(test_check_reached),
 	};
 
 	return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);

@@ -113,8 +113,8 @@ static int has_key(const char *members, const char *key)
 static void test_no_services(void **state)
 {
 	struct suite *s = load("version: 1\nsuite: s\nroutes:\n"
-			       "  - {name: r, command: [p], journal: j, target: t,"
-			       " observe: {sql: x}}\nscenarios:\n  - name: a\n");
+			       "  - {name: r, command: [p], journal: j, target: 'sqlite:t',"
+			       " observe: {sql: 'SELECT 1, 1'}}\nscenarios:\n  - name: a\n");
 	char dir[300], err[512];
 	services *sv;
 
@@ -151,7 +151,7 @@ static void test_etcd(void **state)
 			       "services:\n  - {name: etcd, kind: etcd, members: 3}\n"
 			       "routes:\n  - {name: r, command: [p],"
 			       " journal: 'etcd://{service:etcd}/{schedule_id}/j',"
-			       " target: t, observe: {sql: x}}\n"
+			       " target: 'sqlite:t', observe: {sql: 'SELECT 1, 1'}}\n"
 			       "scenarios:\n  - name: a\n");
 	char dir[300], err[512], id[64], other[64], key[128], m2[64];
 	struct template_vars v = { .service = services_address };
@@ -247,7 +247,7 @@ static void test_postgresql(void **state)
 			       " env: FC_TEST_SERVICES_UNSET}\n"
 			       "routes:\n  - {name: r, command: [p],"
 			       " journal: '{service:pg}?schema={schedule_id}_j',"
-			       " target: t, observe: {sql: x}}\n"
+			       " target: 'sqlite:t', observe: {sql: 'SELECT 1, 1'}}\n"
 			       "scenarios:\n  - name: a\n");
 	char dir[300], err[512], id[64], other[64], sql[300];
 	const char *url;
@@ -288,7 +288,7 @@ static void test_ci_dir_override(void **state)
 	struct suite *s = load("version: 1\nsuite: s\n"
 			       "services:\n  - {name: etcd, kind: etcd}\n"
 			       "routes:\n  - {name: r, command: [p], journal: j,"
-			       " target: t, observe: {sql: x}}\n"
+			       " target: 'sqlite:t', observe: {sql: 'SELECT 1, 1'}}\n"
 			       "scenarios:\n  - name: a\n");
 	char *saved = strdup(getenv("FENCECERT_CI_DIR"));
 	char dir[300], err[512];

@@ -681,6 +681,94 @@ static bool listed(const char *const *names, const char *name)
 	return false;
 }
 
+/* --schedule: a string naming a try, operation, member or proxy that
+ * does not exist is a usage error before anything runs
+ * (schedule_check_suite()). */
+static int replay_explorer(const struct suite *s, const struct scenario *sc,
+			   const char *schedule, explorer **ex, char *err,
+			   size_t errlen)
+{
+	struct fault *f = NULL;
+	size_t n = 0;
+	char why[600];
+	int rc = schedule_parse(schedule, &f, &n, err, errlen);
+
+	if (!rc && (rc = schedule_check_suite(s, sc, f, n, why, sizeof(why))))
+		snprintf(err, errlen, "--schedule: %s", why);
+	free(f);
+	return rc ? rc : explorer_new_replay(s, sc, schedule, ex, err, errlen);
+}
+
+/* One replayed schedule's report entry against schedule_check_reached():
+ * 0, or FC_USAGE when it names an occurrence the route never reaches. */
+static int replay_reached(json_t *sched, const struct fault *f, size_t n,
+			  const char *route, char *err, size_t errlen)
+{
+	json_t *faults = json_object_get(sched, "faults");
+	json_t *attempts = json_object_get(sched, "attempts"), *a;
+	size_t na = json_array_size(attempts), i;
+	struct schedule_attempt *sa = calloc(na + 1, sizeof(*sa));
+	bool *fired = calloc(n + 1, sizeof(*fired));
+	char why[1000];
+	int rc = 0;
+
+	/* a schedule the harness could not finish proves nothing */
+	if (json_string_value(json_object_get(sched, "error")) ||
+	    json_array_size(faults) != n || !sa || !fired)
+		goto out;
+	for (i = 0; i < n; i++)
+		fired[i] = json_is_true(json_object_get(
+			json_array_get(faults, i), "fired"));
+	json_array_foreach(attempts, i, a) {
+		json_t *hits = json_object_get(a, "failpoints"), *h;
+		const char **names = calloc(json_array_size(hits) + 1,
+					    sizeof(*names));
+		size_t k;
+
+		if (!names)
+			goto out;
+		sa[i].hits = names;
+		json_array_foreach(hits, k, h) {
+			const char *name = json_string_value(json_object_get(h, "name"));
+
+			names[sa[i].nhits++] = name ? name : "";
+		}
+		sa[i].operation = (int)json_integer_value(json_object_get(a, "operation"));
+		sa[i].try_number = (int)json_integer_value(json_object_get(a, "try"));
+		sa[i].ran_to_end = json_is_integer(json_object_get(a, "exit")) &&
+				   !json_is_true(json_object_get(a, "killed")) &&
+				   !json_is_true(json_object_get(a, "timed_out"));
+	}
+	rc = schedule_check_reached(f, n, fired, (int)json_array_size(
+				json_object_get(sched, "operations")), sa, na,
+				why, sizeof(why));
+	if (rc)
+		snprintf(err, errlen, "--schedule: route '%s': %s", route, why);
+out:
+	for (i = 0; sa && i < na; i++)
+		free((void *)sa[i].hits);
+	free(sa);
+	free(fired);
+	return rc;
+}
+
+/* After a --schedule replay ran: a fault that never fired because the
+ * route never reaches its occurrence is a usage error, naming what the
+ * route does reach, instead of an unverified run. */
+static int replay_check(const struct run *R, char *err, size_t errlen)
+{
+	struct fault *f = NULL;
+	size_t n = 0;
+	int rc = schedule_parse(R->o->schedule, &f, &n, err, errlen);
+
+	for (size_t r = 0; !rc && r < R->s->nroutes; r++)
+		for (size_t i = 0; !rc && i < R->acc[r].nsched; i++)
+			rc = replay_reached(R->acc[r].sched[i].json, f, n,
+					    R->s->routes[r].name, err, errlen);
+	free(f);
+	return rc;
+}
+
 /* Every name of `names` must exist in the suite. */
 static int check_names(const char *const *names, const struct suite *s,
 		       bool routes, char *err, size_t errlen)
@@ -734,8 +822,8 @@ static int select_units(struct run *R, char *err, size_t errlen)
 				continue;
 			declare_scenario(a->declared, sc);
 			if (o->schedule)
-				rc = explorer_new_replay(s, sc, o->schedule, &u->ex,
-							 err, errlen);
+				rc = replay_explorer(s, sc, o->schedule, &u->ex,
+						     err, errlen);
 			else
 				rc = explorer_new(s, sc, o->seed, &u->ex, err, errlen);
 			if (rc)
@@ -820,6 +908,8 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 				 error_name(rc));
 	}
 	pool_free(R.pool);
+	if (!rc && o->schedule)
+		rc = replay_check(&R, err, errlen);
 	progress(&R, true);
 	if (o->progress_tty && !o->quiet)
 		fputc('\n', stderr);

@@ -15,6 +15,9 @@
  *   2. Any byte string is a valid input: it is parsed or refused, never
  *      crashes, never walks more than SUITE_VISIT_BUDGET nodes, never reads
  *      more than SUITE_MAX_BYTES (tests/fuzz/fuzz_scenario.c checks this).
+ *      The depth, node and anchor limits act on libyaml's event stream
+ *      (scan_events()) before any tree is built, so refusing any file of
+ *      up to SUITE_MAX_BYTES costs milliseconds.
  *   3. `version` is checked before any other key, so a newer file is refused
  *      for its version, not for a key this reader does not know.
  *   4. The digest covers the file's exact bytes, so a report names exactly
@@ -107,6 +110,31 @@ static int get_argv(struct yctx *c, yaml_node_t *n, const char *key,
 	return 0;
 }
 
+/*
+ * observe.sql reads a sqlite: target (harness/run/observe.c), so a target
+ * template that cannot expand to one is refused here; only {env:NAME}
+ * at its start leaves that to run time.  The statement itself is
+ * scenario_sql.c's.
+ */
+static int check_observe_sql(struct yctx *c, yaml_node_t *n,
+			     const struct route_spec *r)
+{
+	char msg[300];
+	int rc;
+
+	if (strncmp(r->target, "sqlite:", 7) != 0 &&
+	    strncmp(r->target, "{env:", 5) != 0)
+		return scenario__error(c, n,
+				       "observe.sql needs a sqlite: target, not '%.60s' (observe a PostgreSQL, etcd or file target with observe.command, e.g. fencecert target rows)",
+				       r->target);
+	rc = scenario__observe_sql_check(r->observe_sql, msg, sizeof(msg));
+	if (rc < 0) {
+		scenario__error(c, n, "%s", msg);
+		return rc;
+	}
+	return 0;
+}
+
 static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 {
 	yaml_node_t *sql, *cmd, *cmdkey = NULL;
@@ -125,7 +153,7 @@ static int parse_observe(struct yctx *c, yaml_node_t *n, struct route_spec *r)
 			return FC_USAGE;
 		if (!r->observe_sql[0])
 			return scenario__error(c, sql, "'sql' must not be empty");
-		return 0;
+		return check_observe_sql(c, sql, r);
 	}
 	if (cmd)
 		return get_argv(c, cmd, "command", &r->observe_command);
@@ -508,6 +536,89 @@ static int syntax_error(yaml_parser_t *p, const char *name, const char *buf,
 	return FC_USAGE;
 }
 
+/* "FILE:LINE:COLUMN: suite <what> <limit> <unit>" at an event's start. */
+static int limit_error(const char *name, const yaml_event_t *ev, char *err,
+		       size_t errlen, const char *what, int limit,
+		       const char *unit)
+{
+	snprintf(err, errlen, "%s:%zu:%zu: suite %s %d %s", name,
+		 ev->start_mark.line + 1, ev->start_mark.column + 1, what,
+		 limit, unit);
+	return FC_USAGE;
+}
+
+/* One event against the limits; depth and counts are the walk's state. */
+static int event_check(const char *name, const yaml_event_t *ev, int *depth,
+		       long *nodes, int *anchors, char *err, size_t errlen)
+{
+	const yaml_char_t *anchor = NULL;
+
+	switch (ev->type) {
+	case YAML_SEQUENCE_START_EVENT:
+		anchor = ev->data.sequence_start.anchor;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->data.mapping_start.anchor;
+		break;
+	case YAML_SCALAR_EVENT:
+		anchor = ev->data.scalar.anchor;
+		break;
+	case YAML_ALIAS_EVENT:
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		(*depth)--;
+		return 0;
+	default:
+		return 0;
+	}
+	if (++*nodes > SUITE_MAX_NODES)
+		return limit_error(name, ev, err, errlen, "has more than",
+				   SUITE_MAX_NODES, "nodes");
+	if (anchor && ++*anchors > SUITE_MAX_ANCHORS)
+		return limit_error(name, ev, err, errlen, "has more than",
+				   SUITE_MAX_ANCHORS, "anchors");
+	if ((ev->type == YAML_SEQUENCE_START_EVENT ||
+	     ev->type == YAML_MAPPING_START_EVENT) && ++*depth > SUITE_MAX_DEPTH)
+		return limit_error(name, ev, err, errlen,
+				   "nests lists and mappings deeper than",
+				   SUITE_MAX_DEPTH, "levels");
+	return 0;
+}
+
+/*
+ * Read the whole event stream once, building nothing, and refuse a syntax
+ * error or a file over the limits of scenario_impl.h at the event that
+ * shows it.  libyaml then has nothing left to refuse but memory, and no
+ * input reaches its quadratic paths with a large n.
+ */
+static int scan_events(const char *name, const char *buf, size_t len,
+		       char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, anchors = 0, rc = 0;
+	long nodes = 0;
+	bool end = false;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, errlen, "%s: out of memory reading the suite", name);
+		return FC_NOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	while (!rc && !end) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			rc = syntax_error(&parser, name, buf, len, err, errlen);
+			break;
+		}
+		end = ev.type == YAML_STREAM_END_EVENT;
+		rc = event_check(name, &ev, &depth, &nodes, &anchors, err, errlen);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 /* Load the single document of buf into doc.  0, or an error with err set. */
 static int load_document(const char *name, const char *buf, size_t len,
 			 yaml_document_t *doc, char *err, size_t errlen)
@@ -515,8 +626,10 @@ static int load_document(const char *name, const char *buf, size_t len,
 	yaml_parser_t parser;
 	yaml_document_t extra;
 	yaml_node_t *root;
-	int rc = 0;
+	int rc = scan_events(name, buf, len, err, errlen);
 
+	if (rc < 0)
+		return rc;
 	if (!yaml_parser_initialize(&parser)) {
 		snprintf(err, errlen, "%s: out of memory reading the suite", name);
 		return FC_NOMEM;
@@ -529,10 +642,6 @@ static int load_document(const char *name, const char *buf, size_t len,
 	}
 	if (!yaml_document_get_root_node(doc)) {
 		snprintf(err, errlen, "%s:1:1: suite is empty", name);
-		rc = FC_USAGE;
-	} else if (doc->nodes.top - doc->nodes.start > SUITE_MAX_NODES) {
-		snprintf(err, errlen, "%s:1:1: suite has more than %d nodes", name,
-			 SUITE_MAX_NODES);
 		rc = FC_USAGE;
 	} else if (!yaml_parser_load(&parser, &extra)) {
 		rc = syntax_error(&parser, name, buf, len, err, errlen);
@@ -566,8 +675,8 @@ int suite_load_buffer(const char *name, const char *buf, size_t len,
 
 	*out = NULL;
 	if (len > SUITE_MAX_BYTES) {
-		snprintf(err, errlen, "%s:1:1: suite is larger than %d bytes", name,
-			 SUITE_MAX_BYTES);
+		snprintf(err, errlen, "%s:1:1: suite is larger than 1 MiB (%zu "
+			 "bytes, at most %d)", name, len, SUITE_MAX_BYTES);
 		return FC_USAGE;
 	}
 	rc = load_document(name, buf, len, &doc, err, errlen);
@@ -609,11 +718,19 @@ int suite_load(const char *path, struct suite **out, char *err, size_t errlen)
 			close(fd);
 		return FC_IO;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > SUITE_MAX_BYTES) {
-		snprintf(err, errlen, "cannot read suite '%s': %s", path,
-			 S_ISREG(st.st_mode) ? "larger than 1 MiB" : "not a regular file");
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "cannot read suite '%s': not a regular file",
+			 path);
 		close(fd);
-		return S_ISREG(st.st_mode) ? FC_USAGE : FC_IO;
+		return FC_IO;
+	}
+	if (st.st_size > SUITE_MAX_BYTES) {
+		/* refused before a byte is read */
+		snprintf(err, errlen, "%s:1:1: suite is larger than 1 MiB (%lld "
+			 "bytes, at most %d)", path, (long long)st.st_size,
+			 SUITE_MAX_BYTES);
+		close(fd);
+		return FC_USAGE;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {

@@ -6,17 +6,24 @@
  * Who includes it: the loader's files only -- scenario.c (the file, the
  * suite header, services, proxies, routes, workload, orchestrator),
  * scenario_faults.c (the `scenarios:` list), scenario_yaml.c (node
- * access), scenario_template.c (the env-name rule and the output limit)
- * and suite.c (to free the string vectors the accessors build).  Inside
- * the loader calls point one way: scenario.c -> scenario_faults.c ->
- * schedule.c, scenario_template.c, suite.c, fault.c; every file may use
- * scenario_yaml.c, which calls none of them.
+ * access), scenario_template.c (the env-name rule and the output limit),
+ * scenario_sql.c (observe.sql) and suite.c (to free the string vectors the
+ * accessors build).  Inside the loader calls point one way: scenario.c ->
+ * scenario_faults.c -> schedule.c, scenario_template.c, suite.c, fault.c,
+ * and scenario.c -> scenario_sql.c; every file may use scenario_yaml.c,
+ * which calls none of them.
  *
- * The loader walks a libyaml document (yaml_parser_load) guided by the
- * schema, never by the shape of the document, so recursion depth is the
- * schema's depth.  Every node it touches is charged to `budget`: anchors
- * and aliases are allowed, but an alias bomb runs the budget out and becomes
- * an ordinary error instead of a long walk.
+ * Before any tree is built, the loader reads libyaml's event stream once
+ * (yaml_parser_parse) and refuses a file deeper than SUITE_MAX_DEPTH, with
+ * more than SUITE_MAX_NODES nodes or more than SUITE_MAX_ANCHORS anchors,
+ * at the node that crosses the limit: libyaml's scanner costs time
+ * quadratic in the nesting depth and its loader quadratic in the anchors,
+ * so the limits have to act while the stream is read, not on the tree.
+ * Only then does it build the document (yaml_parser_load) and walk it
+ * guided by the schema, never by the shape of the document, so recursion
+ * depth is the schema's depth.  Every node it touches is charged to
+ * `budget`: anchors and aliases are allowed, but an alias bomb runs the
+ * budget out and becomes an ordinary error instead of a long walk.
  */
 #ifndef FENCECERT_SCENARIO_IMPL_H
 #define FENCECERT_SCENARIO_IMPL_H
@@ -30,7 +37,9 @@
 #include "harness/model/scenario.h"
 
 #define SUITE_MAX_BYTES (1 << 20)     /* a suite is a hand-written file */
-#define SUITE_MAX_NODES 100000        /* distinct nodes in the document */
+#define SUITE_MAX_NODES 100000        /* nodes in the file (aliases count) */
+#define SUITE_MAX_DEPTH 64            /* nested lists and mappings */
+#define SUITE_MAX_ANCHORS 256         /* libyaml looks anchors up one by one */
 #define SUITE_VISIT_BUDGET 1000000    /* node visits, aliases included */
 #define SUITE_MAX_ROUTES 64
 #define SUITE_MAX_SERVICES 8
@@ -125,6 +134,12 @@ int scenario__get_name(struct yctx *c, yaml_node_t *n, const char *key,
 /* NAME of {env:NAME} (and of a route's env key, a service's env, a table):
  * [A-Za-z_][A-Za-z0-9_]* (scenario_template.c). */
 bool scenario__env_name_valid(const char *s, size_t len);
+
+/* A route's observe.sql: one statement that reads (scenario_sql.c states
+ * what is checked without the target).  0, FC_USAGE with msg saying why,
+ * or FC_NOMEM. */
+int scenario__observe_sql_check(const char *sql, char *msg, size_t msglen)
+	FC_MUST_CHECK;
 
 /* One of the suite's lists of named entries: routes, services, proxies,
  * scenarios. */

@@ -10,7 +10,8 @@
  * their long names are fault.h's, the failpoint name rule fault.h's.
  * schedule.c calls only fault.c and the template checker of the model (a
  * syscall rule's glob is a template), never the suite loader, so the
- * loader can use it.  Who includes it: the model (scenario_faults.c,
+ * loader can use it.  schedule_check.c (whether a replayed string names
+ * what exists) sits on schedule.c and the loaded suite (suite.c).  Who includes it: the model (scenario_faults.c,
  * explore.h, record.h), harness/run, harness/certify and tests/.
  *
  * Grammar (faults separated by ';', no spaces; "clean" = no faults):
@@ -66,5 +67,43 @@ int schedule_rule_check(const char *rule, char *err, size_t errlen)
 int schedule_rule_make(char *out, size_t outlen, const char *syscall,
 		       unsigned long hit, const char *action, const char *glob,
 		       char *err, size_t errlen) FC_MUST_CHECK;
+
+/* ---- does a schedule name what exists (schedule_check.c) ---------- */
+
+/* The operations a schedule of scenario sc runs: its own `operations:`,
+ * else 1 for an exploration and the workload's for a fixed scenario. */
+int schedule_operations(const struct suite *s, const struct scenario *sc);
+
+/*
+ * Before a replay (`certify --schedule`): every fault of f[0..n) must be
+ * able to fire in scenario sc of suite s -- its try within the
+ * orchestrator's tries, its operation within the scenario's, its member
+ * and proxy the suite's (the loader's rules for a suite's own faults).
+ * FC_USAGE with a message naming the fault.
+ */
+int schedule_check_suite(const struct suite *s, const struct scenario *sc,
+			 const struct fault *f, size_t n, char *err,
+			 size_t errlen) FC_MUST_CHECK;
+
+/* What one attempt of a finished run reached. */
+struct schedule_attempt {
+	int operation, try_number;
+	const char *const *hits;  /* failpoint names in the order hit */
+	size_t nhits;
+	bool ran_to_end;          /* it exited by itself: no fault, timeout or
+				     end of the schedule stopped it */
+};
+
+/*
+ * After a replay ran: a failpoint fault of f that did not fire (fired[i]
+ * false) because the occurrence it names does not exist -- its try ran to
+ * its own end and reported that failpoint fewer than `hit` times, or never
+ * started though the schedule finished -- is FC_USAGE with a message
+ * naming what that try does reach.  0 when every unfired fault may still
+ * exist (e.g. an earlier fault stopped its try first).
+ */
+int schedule_check_reached(const struct fault *f, size_t n, const bool *fired,
+			   int operations, const struct schedule_attempt *a,
+			   size_t na, char *err, size_t errlen) FC_MUST_CHECK;
 
 #endif

@@ -45,10 +45,8 @@
 
 #include "common/clock.h"
 #include "common/protocol.h"
+#include "harness/proc/channel.h"
 #include "harness/proc/supervise_impl.h"
-
-#define HIT_LEN (sizeof(PROTO_HIT) - 1)
-#define PASS_LEN (sizeof(PROTO_PASS) - 1)
 
 /* The SIGCHLD self-pipe is process-wide, so is the one supervisor. */
 static int chld_pipe[2] = { -1, -1 };
@@ -177,50 +175,29 @@ static void queue_forget(supervisor *sv, const sv_proc *p)
 
 /* --- reading the failpoint channel --------------------------------------- */
 
-static bool failpoint_name_valid(const char *s, size_t len)
+/* One line of the channel (channel.h) becomes an event. */
+struct line_ctx {
+	sv_proc *p;
+	long long now;
+};
+
+static int queue_line(void *ctx, const struct channel_line *line)
 {
-	if (len == 0 || len >= PROTO_FAILPOINT_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
+	const struct line_ctx *lc = ctx;
+	struct sv_event ev = { .kind = SV_EV_HIT, .proc = lc->p,
+			       .passed = line->passed, .at_ms = lc->now };
+
+	memcpy(ev.failpoint, line->failpoint, sizeof(ev.failpoint));
+	return queue_push(lc->p->sv, &ev) ? FC_NOMEM : 0;
 }
 
-/* Turn each complete "HIT name" / "PASS name" line into an event (a PASS
- * expects no answer); other lines are dropped (a route printing garbage must not wedge the harness). */
+/* Turn each complete line read so far into an event (channel.h). */
 static int parse_lines(sv_proc *p, long long now)
 {
-	char *nl;
+	struct line_ctx lc = { p, now };
 
-	while ((nl = memchr(p->line, '\n', p->linelen))) {
-		size_t len = (size_t)(nl - p->line);
-		struct sv_event ev = { .kind = SV_EV_HIT, .proc = p, .at_ms = now };
-
-		size_t skip = 0;
-
-		if (len > HIT_LEN && memcmp(p->line, PROTO_HIT, HIT_LEN) == 0) {
-			skip = HIT_LEN;
-		} else if (len > PASS_LEN &&
-			   memcmp(p->line, PROTO_PASS, PASS_LEN) == 0) {
-			skip = PASS_LEN;
-			ev.passed = true;
-		}
-		if (skip && failpoint_name_valid(p->line + skip, len - skip)) {
-			memcpy(ev.failpoint, p->line + skip, len - skip);
-			ev.failpoint[len - skip] = '\0';
-			if (queue_push(p->sv, &ev))
-				return FC_NOMEM;
-		}
-		p->linelen -= len + 1;
-		memmove(p->line, nl + 1, p->linelen);
-	}
-	if (p->linelen == sizeof(p->line))
-		p->linelen = 0; /* an overlong line: drop it */
-	return 0;
+	return channel_parse(p->line, &p->linelen, sizeof(p->line), queue_line,
+			     &lc);
 }
 
 static int read_channel(sv_proc *p, long long now)

@@ -1,17 +1,16 @@
 /*
- * fuzz_scenario.c -- libFuzzer target for the suite loader and the
- * schedule parser.  Built and run by tests/integration/fuzz_smoke.sh:
+ * fuzz_scenario.c -- libFuzzer target for the suite loader.  Built and run
+ * by tests/integration/fuzz_smoke.sh (all targets: tests/fuzz/README.md):
  *
- *   clang -fsanitize=fuzzer,address,undefined ... -o fuzz_scenario
- *   ./fuzz_scenario -dict=tests/fuzz/scenario.dict CORPUS tests/fuzz/corpus
+ *   tests/integration/fuzz_smoke.sh scenario
  *
- * Besides "never crash, never leak", it checks the promises the harness
- * relies on, and traps when one breaks:
+ * Besides "never crash, never leak, never hang", it checks the promises
+ * the harness relies on, and traps when one breaks:
  *   - a refusal is "fuzz.yaml:LINE:COLUMN: message" with LINE, COLUMN >= 1;
  *   - every fixed schedule of a loaded suite round-trips through its
  *     string form (schedule.h);
- *   - any input that parses as a schedule string formats back to a string
- *     that parses to the same faults.
+ *   - a loaded suite's templates expand.
+ * Schedule strings on their own are fuzz_schedule.c's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,35 +19,7 @@
 
 #include "harness/model/scenario.h"
 #include "harness/model/schedule.h"
-
-static int same_fault(const struct fault *a, const struct fault *b)
-{
-	return a->action == b->action && a->attempt == b->attempt &&
-	       a->after_attempt == b->after_attempt &&
-	       strcmp(a->failpoint, b->failpoint) == 0 && a->hit == b->hit &&
-	       a->operation == b->operation && a->resume == b->resume &&
-	       strcmp(a->resume_at, b->resume_at) == 0;
-}
-
-/* faults -> string -> faults must be the identity. */
-static void check_round_trip(const struct fault *f, size_t n, int must_fit)
-{
-	char form[SCHEDULE_STR_MAX], err[256];
-	struct fault *back;
-	size_t got;
-
-	if (schedule_format(f, n, form, sizeof(form)) != 0) {
-		if (must_fit)
-			__builtin_trap();
-		return;
-	}
-	if (schedule_parse(form, &back, &got, err, sizeof(err)) != 0 || got != n)
-		__builtin_trap();
-	for (size_t i = 0; i < n; i++)
-		if (!same_fault(&f[i], &back[i]))
-			__builtin_trap();
-	free(back);
-}
+#include "tests/fuzz/fuzz_fault.h"
 
 static void fuzz_suite(const char *data, size_t size)
 {
@@ -63,7 +34,8 @@ static void fuzz_suite(const char *data, size_t size)
 		return;
 	}
 	for (size_t i = 0; i < s->nscenarios; i++)
-		check_round_trip(s->scenarios[i].faults, s->scenarios[i].nfaults, 1);
+		fuzz_round_trip(s->scenarios[i].faults, s->scenarios[i].nfaults,
+				true);
 	for (size_t i = 0; i < s->nroutes; i++) {
 		struct template_vars v = { .dir = "/d", .schedule_id = "fc_x" };
 		char *out = NULL;
@@ -79,26 +51,8 @@ static void fuzz_suite(const char *data, size_t size)
 	suite_free(s);
 }
 
-static void fuzz_schedule(const char *data, size_t size)
-{
-	char *str = malloc(size + 1), err[256];
-	struct fault *f;
-	size_t n;
-
-	if (!str)
-		return;
-	memcpy(str, data, size);
-	str[size] = '\0';
-	if (schedule_parse(str, &f, &n, err, sizeof(err)) == 0) {
-		check_round_trip(f, n, 0);
-		free(f);
-	}
-	free(str);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_suite((const char *)data, size);
-	fuzz_schedule((const char *)data, size);
 	return 0;
 }
