@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,13 +81,130 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
+/* A directory fd of the script's dir NAME, for the *at calls. */
+static int dir_fd(const char *name)
+{
+	int fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(95);
+	return fd;
+}
+
+/* Build the two-element iovec of "A:B" fields. */
+static struct iovec *two(char *x, char *y)
+{
+	static struct iovec v[2];
+
+	v[0] = (struct iovec){ x, strlen(x) };
+	v[1] = (struct iovec){ y, strlen(y) };
+	return v;
+}
+
+/*
+ * The ops named after their system call, each made with syscall(2) so the
+ * call is exactly that one whatever libc's wrappers use.  A number field
+ * is decimal (a mode: octal).  DIR is a directory of the temp dir opened
+ * as the dirfd of an *at call.
+ */
+static long run_named(char **f, int n)
+{
+#define NEED(k) do { if (n != (k)) return -2; } while (0)
+	if (strcmp(f[0], "writev") == 0) {          /* writev:NAME:A:B */
+		NEED(4);
+		return syscall(SYS_writev, file_fd(f[1]), two(f[2], f[3]), 2);
+	}
+	if (strcmp(f[0], "pwritev") == 0) {         /* pwritev:NAME:OFF:A:B */
+		NEED(5);
+		return syscall(SYS_pwritev, file_fd(f[1]), two(f[3], f[4]), 2,
+			       atol(f[2]), 0);
+	}
+	if (strcmp(f[0], "pwritev2") == 0) {        /* pwritev2:NAME:OFF:A:B */
+		NEED(5);
+		return syscall(SYS_pwritev2, file_fd(f[1]), two(f[3], f[4]), 2,
+			       atol(f[2]), 0, 0);
+	}
+	if (strcmp(f[0], "pwritev2a") == 0) {       /* ... with RWF_APPEND */
+		NEED(5);
+		return syscall(SYS_pwritev2, file_fd(f[1]), two(f[3], f[4]), 2,
+			       atol(f[2]), 0, RWF_APPEND);
+	}
+	if (strcmp(f[0], "ftruncate") == 0) {       /* ftruncate:NAME:LEN */
+		NEED(3);
+		return syscall(SYS_ftruncate, file_fd(f[1]), atol(f[2]));
+	}
+	if (strcmp(f[0], "fallocate") == 0) {       /* fallocate:NAME:OFF:LEN */
+		NEED(4);
+		return syscall(SYS_fallocate, file_fd(f[1]), 0, atol(f[2]),
+			       atol(f[3]));
+	}
+	if (strcmp(f[0], "truncate") == 0) {        /* truncate:NAME:LEN */
+		NEED(3);
+		return syscall(SYS_truncate, f[1], atol(f[2]));
+	}
+	if (strcmp(f[0], "unlink") == 0) {          /* unlink:NAME */
+		NEED(2);
+		return syscall(SYS_unlink, f[1]);
+	}
+	if (strcmp(f[0], "unlinkat") == 0) {        /* unlinkat:DIR:NAME */
+		NEED(3);
+		return syscall(SYS_unlinkat, dir_fd(f[1]), f[2], 0);
+	}
+	if (strcmp(f[0], "rmdir") == 0) {           /* rmdir:NAME */
+		NEED(2);
+		return syscall(SYS_rmdir, f[1]);
+	}
+	if (strcmp(f[0], "mkdir") == 0) {           /* mkdir:NAME:MODE */
+		NEED(3);
+		return syscall(SYS_mkdir, f[1], strtol(f[2], NULL, 8));
+	}
+	if (strcmp(f[0], "mkdirat") == 0) {         /* mkdirat:DIR:NAME:MODE */
+		NEED(4);
+		return syscall(SYS_mkdirat, dir_fd(f[1]), f[2],
+			       strtol(f[3], NULL, 8));
+	}
+	if (strcmp(f[0], "symlink") == 0) {         /* symlink:TARGET:LINK */
+		NEED(3);
+		return syscall(SYS_symlink, f[1], f[2]);
+	}
+	if (strcmp(f[0], "symlinkat") == 0) {       /* symlinkat:TARGET:DIR:LINK */
+		NEED(4);
+		return syscall(SYS_symlinkat, f[1], dir_fd(f[2]), f[3]);
+	}
+	if (strcmp(f[0], "renameat") == 0) {        /* renameat:DIR:OLD:NEW */
+		NEED(4);
+		return syscall(SYS_renameat, dir_fd(f[1]), f[2], dir_fd(f[1]),
+			       f[3]);
+	}
+	if (strcmp(f[0], "renameat2") == 0) {       /* renameat2:DIR:OLD:NEW */
+		NEED(4);
+		return syscall(SYS_renameat2, dir_fd(f[1]), f[2], dir_fd(f[1]),
+			       f[3], RENAME_NOREPLACE);
+	}
+	if (strcmp(f[0], "linkat") == 0) {          /* linkat:DIR:OLD:NEW */
+		NEED(4);
+		return syscall(SYS_linkat, dir_fd(f[1]), f[2], dir_fd(f[1]),
+			       f[3], 0);
+	}
+	if (strcmp(f[0], "umask") == 0) {           /* umask:MODE */
+		NEED(2);
+		umask((mode_t)strtol(f[1], NULL, 8));
+		return 0;
+	}
+	return -2;
+#undef NEED
+}
+
 static long run_op(char *op)
 {
 	struct sigaction sa;
-	char *f[4];
-	int n = fields(op, f, 4), pipefd[2];
+	bool named = op[0] && op[1] && op[1] != ':';
+	char *f[6];
+	int n = fields(op, f, named ? 6 : 4), pipefd[2];
 	long r;
 
+	if (named)
+		return run_named(f, n);
 	switch (f[0][0]) {
 	case 'w':
 		return n == 3 ? write(file_fd(f[1]), f[2], strlen(f[2])) : -2;

@@ -17,6 +17,18 @@
  *   s:TEXT       sendto on fd 3 P:TEXT           write to a pipe of its own
  *   F:x          fsync a pipe   H:x              SIGUSR1 handler, SA_RESTART
  *   Q:TEXT       write to a pipe with no reader (SIGPIPE ignored)
+ *
+ * Ops named after their system call, made with syscall(2) (so exactly
+ * that call is made); DIR is a directory of the temp dir, opened as the
+ * dirfd of an *at call, MODE is octal:
+ *   writev:NAME:A:B           pwritev:NAME:OFF:A:B   pwritev2:NAME:OFF:A:B
+ *   pwritev2a:NAME:OFF:A:B    (pwritev2 with RWF_APPEND)
+ *   ftruncate:NAME:LEN        fallocate:NAME:OFF:LEN truncate:NAME:LEN
+ *   unlink:NAME               unlinkat:DIR:NAME      rmdir:NAME
+ *   mkdir:NAME:MODE           mkdirat:DIR:NAME:MODE  umask:MODE
+ *   symlink:TARGET:LINK       symlinkat:TARGET:DIR:LINK
+ *   renameat:DIR:OLD:NEW      renameat2:DIR:OLD:NEW (RENAME_NOREPLACE)
+ *   linkat:DIR:OLD:NEW
  */
 #ifndef FENCECERT_TESTS_INJECT_SECCOMP_SCRIPT_H
 #define FENCECERT_TESTS_INJECT_SECCOMP_SCRIPT_H

@@ -20,6 +20,7 @@ static const char suite_yaml[] =
 	"version: 1\nsuite: t\nroutes:\n"
 	"  - name: r\n    command: [x]\n    journal: 'sqlite:{dir}/j'\n"
 	"    target: 'sqlite:{dir}/t'\n    observe: {sql: 'SELECT 1, 1'}\n"
+	"proxies:\n  - {name: pgt, upstream: '127.0.0.1:5432'}\n"
 	"orchestrator: {retries: 3}\n"
 	"scenarios:\n"
 	"  - name: fixed\n    faults: [{attempt: 1, failpoint: a, action: kill}]\n"
@@ -28,7 +29,10 @@ static const char suite_yaml[] =
 	"  - name: inter\n    explore: {failpoints: all, interleavings: true}\n"
 	"  - name: rnd\n    explore: {actions: [kill, pause, fail],"
 	" random: {schedules: 5, seed: 9, faults: 3}}\n"
-	"  - name: listed\n    explore: {failpoints: [b, zz], actions: [kill]}\n";
+	"  - name: listed\n    explore: {failpoints: [b, zz], actions: [kill]}\n"
+	"  - name: commits\n    explore: {proxy: pgt,"
+	" actions: [hold_commit, cut_after_commit]}\n"
+	"  - name: cuts\n    explore: {proxy: pgt}\n";
 
 /* try 1 reaches a, b, b, c; try 2 after a kill depends on where */
 static const char *const try1[] = { "a", "b", "b", "c" };
@@ -312,6 +316,135 @@ static void test_replay(void **state)
 	suite_free(s);
 }
 
+/* Feed a proxy discovery: op 1 try 1 committed `commits` times through
+ * the proxy (and a later try, which must not count, 9 times). */
+static void feed_commits(explorer *ex, int id, unsigned long commits)
+{
+	struct explore_attempt a[2] = {
+		{ .operation = 1, .try_number = 1, .commits = commits },
+		{ .operation = 1, .try_number = 2, .commits = 9 },
+	};
+
+	assert_int_equal(explorer_feed(ex, id, a, 2), 0);
+}
+
+static void test_proxy_commits(void **state)
+{
+	static const char *const want[] = {
+		"c@1/op1=pgt", "h@1/op1=pgt", "c@1#2/op1=pgt", "h@1#2/op1=pgt",
+		"c@1#3/op1=pgt", "h@1#3/op1=pgt",
+	};
+	struct suite *s = load();
+	const struct explore_job *j;
+	explorer *ex;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "commits"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	assert_string_equal(j->kind, "discovery");
+	assert_int_equal(j->nfaults, 0);
+	assert_true(j->wants_trace);
+	assert_int_equal(j->operations, 1);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_WAIT);
+	feed_commits(ex, j->id, 3);
+	/* every COMMIT x action, in COMMIT order, cut before hold */
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct fault *f;
+		size_t n;
+		char back[SCHEDULE_STR_MAX];
+
+		assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+		assert_string_equal(j->kind, "proxy");
+		assert_string_equal(j->schedule, want[i]);
+		assert_true(j->strict);
+		assert_false(j->wants_trace);
+		assert_int_equal(j->nfaults, 1);
+		assert_string_equal(j->faults[0].proxy, "pgt");
+		assert_int_equal(j->faults[0].hit, (int)i / 2 + 1);
+		assert_int_equal(j->faults[0].attempt, 1);
+		assert_int_equal(j->faults[0].operation, 1);
+		/* the string replays: the same fault back */
+		assert_int_equal(schedule_parse(j->schedule, &f, &n, err,
+						sizeof(err)), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(f[0].action, j->faults[0].action);
+		assert_int_equal(f[0].hit, j->faults[0].hit);
+		assert_int_equal(schedule_format(f, n, back, sizeof(back)), 0);
+		assert_string_equal(back, want[i]);
+		free(f);
+	}
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_DONE);
+	assert_false(explorer_incomplete(ex));
+	explorer_free(ex);
+
+	/* actions default to cut_after_commit */
+	assert_int_equal(explorer_new(s, scenario(s, "cuts"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	feed_commits(ex, j->id, 2);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	assert_string_equal(j->schedule, "c@1/op1=pgt");
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	assert_string_equal(j->schedule, "c@1#2/op1=pgt");
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_DONE);
+	explorer_free(ex);
+
+	/* nothing committed through the proxy: nothing to explore, and the
+	 * scenario says so */
+	assert_int_equal(explorer_new(s, scenario(s, "commits"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_JOB);
+	feed_commits(ex, j->id, 0);
+	assert_int_equal(explorer_next(ex, &j), EXPLORE_DONE);
+	assert_true(explorer_incomplete(ex));
+	explorer_free(ex);
+	suite_free(s);
+}
+
+/* explore: {proxy: ...} is checked where the suite is loaded. */
+static void test_proxy_explore_errors(void **state)
+{
+	static const struct {
+		const char *explore;
+		const char *message;
+	} bad[] = {
+		{ "{proxy: nope}", "'nope' names no proxy of the suite" },
+		{ "{proxy: pgt, actions: [kill]}",
+		  "action 'kill' cannot be explored on a proxy" },
+		{ "{proxy: pgt, actions: [refuse]}",
+		  "action 'refuse' cannot be explored on a proxy" },
+		{ "{proxy: pgt, actions: [hold_commit, hold_commit]}",
+		  "'hold_commit' is listed twice" },
+		{ "{proxy: pgt, syscalls: [fsync]}",
+		  "'syscalls' does not apply to a proxy exploration" },
+		{ "{proxy: pgt, failpoints: all}",
+		  "'failpoints' does not apply to a proxy exploration" },
+	};
+	char yaml[1024], err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct suite *s = NULL;
+		int n = snprintf(yaml, sizeof(yaml),
+				 "version: 1\nsuite: t\nroutes:\n"
+				 "  - name: r\n    command: [x]\n"
+				 "    journal: 'sqlite:{dir}/j'\n"
+				 "    target: 'sqlite:{dir}/t'\n"
+				 "    observe: {sql: 'SELECT 1, 1'}\n"
+				 "proxies:\n  - {name: pgt, upstream: '127.0.0.1:1'}\n"
+				 "scenarios:\n  - name: x\n    explore: %s\n",
+				 bad[i].explore);
+
+		assert_int_equal(suite_load_buffer("t.yaml", yaml, (size_t)n, &s,
+						   err, sizeof(err)), FC_USAGE);
+		assert_null(s);
+		if (!strstr(err, bad[i].message))
+			fail_msg("%s: got '%s'", bad[i].explore, err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +455,8 @@ int main(void)
 		cmocka_unit_test(test_listed_and_unreached),
 		cmocka_unit_test(test_no_failpoints),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_proxy_commits),
+		cmocka_unit_test(test_proxy_explore_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

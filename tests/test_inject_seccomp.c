@@ -8,6 +8,7 @@
  * discovery counts.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/wait.h>
@@ -39,13 +41,13 @@ static void test_plan_rules(void **state)
 		"fsync#2:kill_before@/tmp/x/*.db", "write:errno:ENOSPC",
 		"pwrite64#3:kill_after", "rename#1:kill_after@*/final",
 		"sendto#4:errno:ECONNRESET@socket:*", "fdatasync#1:count",
-		"linkat#7:errno:EIO@*/a:b@c",
+		"linkat#7:errno:EIO@*/a:b@c", "unlink#2:kill_after@*/t.db-journal",
 	};
 	static const char *const bad[] = {
 		"fsyncx#1:count", "read#1:kill_after", "close:count",
 		"fsync#x:count", "fsync#-1:count", "fsync#1", "fsync#1:explode",
 		"fsync#1:errno:EBOGUS", "fsync#1:errno:0", "fsync:count@",
-		"execve:kill_before",
+		"execve:kill_before", "openat#1:kill_after",
 	};
 	char out[256];
 
@@ -105,6 +107,10 @@ static void test_syscall_info_and_glob(void **state)
 	assert_true(ka);
 	assert_int_equal(inject_seccomp_syscall_info("read", &ka), 1);
 	assert_false(ka);
+	assert_int_equal(inject_seccomp_syscall_info("unlink", &ka), 1);
+	assert_true(ka);
+	assert_int_equal(inject_seccomp_syscall_info("openat", &ka), 1);
+	assert_false(ka); /* the route would need the fd */
 	assert_int_equal(inject_seccomp_syscall_info("execve", &ka), 0);
 	/* exists in the table, not on x86_64 */
 	assert_int_equal(inject_seccomp_syscall_info("send", &ka), 0);
@@ -379,6 +385,263 @@ static void test_kill_after_rename_and_link(void **state)
 	sct_finish(&c);
 }
 
+/* --- every mutating call: kill_before leaves it undone, kill_after done -- */
+
+/*
+ * One mutating call: what the run dir holds first (`setup`: "f:NAME=TEXT"
+ * files and "d:NAME" directories, in order), the script (ops[call] is the
+ * faulted call, the op after it must never run), the rule's glob (which
+ * checks that the call is described by the path the route meant), and the
+ * dir as snapshot() prints it when the call landed and when it did not.
+ */
+struct mutation {
+	const char *syscall;
+	const char *const setup[3];
+	const char *const ops[5];
+	int call;
+	const char *glob;
+	const char *landed;
+	const char *untouched;
+	long long result;       /* what the performed call returned */
+};
+
+static const struct mutation mutations[] = {
+	{ "writev", { NULL }, { "w:data:x", "writev:data:AB:CD", "w:after:y" },
+	  1, "*/data", "data=xABCD", "data=x", 4 },
+	{ "pwritev", { NULL },
+	  { "w:data:XXXXXXXX", "pwritev:data:2:ab:cd", "w:after:y" },
+	  1, "*/data", "data=XXabcdXX", "data=XXXXXXXX", 4 },
+	{ "pwritev2", { NULL },
+	  { "w:data:XX", "pwritev2:data:-1:ab:cd", "w:after:y" },
+	  1, "*/data", "data=XXabcd", "data=XX", 4 },
+	/* RWF_APPEND: at the end (2), not at the route's offset (4) */
+	{ "pwritev2", { NULL },
+	  { "w:data:XXXX", "ftruncate:data:2", "pwritev2a:data:-1:ab:cd",
+	    "w:after:y" },
+	  2, "*/data", "data=XXabcd", "data=XX", 4 },
+	{ "ftruncate", { NULL }, { "w:data:abcdef", "ftruncate:data:3", "w:after:y" },
+	  1, "*/data", "data=abc", "data=abcdef", 0 },
+	{ "fallocate", { NULL },
+	  { "w:data:ab", "fallocate:data:0:100", "w:after:y" },
+	  1, "*/data", "data(100 bytes)", "data=ab", 0 },
+	{ "truncate", { NULL }, { "w:data:abc", "truncate:data:1", "w:after:y" },
+	  1, "*/data", "data=a", "data=abc", 0 },
+	{ "unlink", { "f:victim=v" }, { "unlink:victim", "w:after:y" },
+	  0, "*/victim", "", "victim=v", 0 },
+	{ "unlinkat", { "d:sub", "f:sub/victim=v" },
+	  { "unlinkat:sub:victim", "w:after:y" },
+	  0, "*/sub/victim", "sub/755{}", "sub/755{victim=v}", 0 },
+	{ "rmdir", { "d:gone" }, { "rmdir:gone", "w:after:y" },
+	  0, "*/gone", "", "gone/755{}", 0 },
+	/* the route's umask, not the supervisor's (the test runs the
+	 * supervisor under umask 077: see test_mutations) */
+	{ "mkdir", { NULL }, { "umask:027", "mkdir:made:777", "w:after:y" },
+	  1, "*/made", "made/750{}", "", 0 },
+	{ "mkdirat", { "d:sub" },
+	  { "umask:022", "mkdirat:sub:made:751", "w:after:y" },
+	  1, "*/sub/made", "sub/755{made/751{}}", "sub/755{}", 0 },
+	{ "symlink", { NULL }, { "symlink:no/such:lnk", "w:after:y" },
+	  0, "*/lnk", "lnk->no/such", "", 0 },
+	{ "symlinkat", { "d:sub" }, { "symlinkat:../x:sub:lnk", "w:after:y" },
+	  0, "*/sub/lnk", "sub/755{lnk->../x}", "sub/755{}", 0 },
+	/* these worked before; their dirfd forms, checked the same way */
+	{ "renameat", { "d:sub", "f:sub/a=1" },
+	  { "renameat:sub:a:b", "w:after:y" },
+	  0, "*/sub/b", "sub/755{b=1}", "sub/755{a=1}", 0 },
+	{ "renameat2", { "d:sub", "f:sub/a=1" },
+	  { "renameat2:sub:a:b", "w:after:y" },
+	  0, "*/sub/b", "sub/755{b=1}", "sub/755{a=1}", 0 },
+	{ "linkat", { "d:sub", "f:sub/a=1" }, { "linkat:sub:a:b", "w:after:y" },
+	  0, "*/sub/b", "sub/755{a=1 b=1}", "sub/755{a=1}", 0 },
+};
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* dir's entries, sorted, but "progress": "f=TEXT" ("f(N bytes)" beyond
+ * 32), "d/MODE{...}", "l->TARGET", separated by spaces. */
+static void snapshot(const char *dir, char *out, size_t outlen)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, by_name);
+	size_t used = 0;
+
+	out[0] = '\0';
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		char path[PATH_MAX], inner[512], text[40];
+		struct stat st;
+		ssize_t len;
+		int fd;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+		    strcmp(name, "progress") == 0) {
+			free(ents[i]);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		assert_int_equal(lstat(path, &st), 0);
+		if (S_ISDIR(st.st_mode)) {
+			snapshot(path, inner, sizeof(inner));
+			snprintf(text, sizeof(text), "/%o{", st.st_mode & 07777);
+			used += (size_t)snprintf(out + used, outlen - used, "%s%s%s%s}",
+						 used ? " " : "", name, text, inner);
+		} else if (S_ISLNK(st.st_mode)) {
+			len = readlink(path, text, sizeof(text) - 1);
+			assert_true(len >= 0);
+			text[len] = '\0';
+			used += (size_t)snprintf(out + used, outlen - used, "%s%s->%s",
+						 used ? " " : "", name, text);
+		} else if (st.st_size > 32) {
+			used += (size_t)snprintf(out + used, outlen - used,
+						 "%s%s(%lld bytes)", used ? " " : "",
+						 name, (long long)st.st_size);
+		} else {
+			fd = open(path, O_RDONLY);
+			assert_true(fd >= 0);
+			len = read(fd, text, sizeof(text) - 1);
+			close(fd);
+			text[len > 0 ? len : 0] = '\0';
+			used += (size_t)snprintf(out + used, outlen - used, "%s%s=%s",
+						 used ? " " : "", name, text);
+		}
+		assert_true(used < outlen);
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+/* Make the files and dirs of m->setup in dir. */
+static void set_up(const char *dir, const struct mutation *m)
+{
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (size_t i = 0; i < 3 && m->setup[i]; i++) {
+		char path[PATH_MAX];
+		const char *eq = strchr(m->setup[i], '=');
+		int fd;
+
+		if (m->setup[i][0] == 'd') {
+			snprintf(path, sizeof(path), "%s/%s", dir, m->setup[i] + 2);
+			assert_int_equal(mkdir(path, 0755), 0);
+			assert_int_equal(chmod(path, 0755), 0);
+			continue;
+		}
+		assert_non_null(eq);
+		snprintf(path, sizeof(path), "%s/%.*s", dir,
+			 (int)(eq - m->setup[i] - 2), m->setup[i] + 2);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, eq + 1, strlen(eq + 1)),
+				 (ssize_t)strlen(eq + 1));
+		close(fd);
+	}
+}
+
+/* Run m with `action`; the run dir is left for the caller to look at. */
+static void run_mutation(struct sct_fx *fx, const struct mutation *m,
+			 const char *action, const char *dir,
+			 struct sct_child *c)
+{
+	struct inject_seccomp_plan *plan;
+	char rule[128], progress[256] = "", path[PATH_MAX];
+	int fd;
+	ssize_t len;
+
+	set_up(dir, m);
+	assert_int_equal(inject_seccomp_plan_new(&plan), 0);
+	snprintf(rule, sizeof(rule), "%s#1:%s@%s", m->syscall, action, m->glob);
+	if (inject_seccomp_plan_add_rule(plan, rule))
+		fail_msg("%s: %s", rule, inject_seccomp_plan_errmsg(plan));
+	sct_run_script(c, plan, dir, -1, m->ops);
+	inject_seccomp_plan_free(plan);
+	(void)fx;
+	/* the route saw every op before the call, not the call */
+	for (int i = 0; i < m->call; i++)
+		snprintf(progress + strlen(progress),
+			 sizeof(progress) - strlen(progress), "ok %d\n", i);
+	snprintf(path, sizeof(path), "%s/progress", dir);
+	fd = open(path, O_RDONLY);
+	len = fd >= 0 ? read(fd, path, sizeof(path) - 1) : 0;
+	if (fd >= 0)
+		close(fd);
+	path[len > 0 ? len : 0] = '\0';
+	if (strcmp(path, progress) != 0)
+		fail_msg("%s: progress '%s', expected '%s'", rule, path, progress);
+	sct_assert_killed(c, SIGKILL);
+	assert_int_equal(c->errors, 0);
+}
+
+static void test_mutations(void **state)
+{
+	struct sct_fx *fx = *state;
+	mode_t old = umask(077); /* the supervisor's; the routes set theirs */
+
+	for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+		const struct mutation *m = &mutations[i];
+		const struct inject_seccomp_event *ev;
+		char dir[PATH_MAX], got[1024];
+		struct sct_child c;
+		bool ka = false;
+
+		assert_int_equal(inject_seccomp_syscall_info(m->syscall, &ka), 1);
+		assert_true(ka);
+
+		snprintf(dir, sizeof(dir), "%s/%zu-before", fx->dir, i);
+		run_mutation(fx, m, "kill_before", dir, &c);
+		snapshot(dir, got, sizeof(got));
+		if (strcmp(got, m->untouched) != 0)
+			fail_msg("%s kill_before: '%s', expected '%s'", m->syscall,
+				 got, m->untouched);
+		assert_non_null(sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE));
+		assert_null(sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER));
+		sct_finish(&c);
+
+		snprintf(dir, sizeof(dir), "%s/%zu-after", fx->dir, i);
+		run_mutation(fx, m, "kill_after", dir, &c);
+		snapshot(dir, got, sizeof(got));
+		if (strcmp(got, m->landed) != 0)
+			fail_msg("%s kill_after: '%s', expected '%s'", m->syscall,
+				 got, m->landed);
+		ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+		assert_non_null(ev);
+		assert_string_equal(ev->syscall, m->syscall);
+		if (ev->result != m->result)
+			fail_msg("%s kill_after: result %lld, expected %lld",
+				 m->syscall, ev->result, m->result);
+		sct_finish(&c);
+	}
+	umask(old);
+}
+
+/* A kill_after whose call fails when the supervisor makes it fails the
+ * same way: unlink of a missing file, mkdir over an existing one. */
+static void test_mutation_errors(void **state)
+{
+	struct sct_fx *fx = *state;
+	static const char *const ops1[] = { "unlink:missing", NULL };
+	static const char *const ops2[] = { "mkdir:progress:755", NULL };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "unlink#1:kill_after");
+	sct_add(fx, "mkdir#1:kill_after");
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops1);
+	sct_assert_killed(&c, SIGKILL);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, -ENOENT);
+	sct_finish(&c);
+	sct_run_script(&c, fx->plan, fx->dir, -1, ops2);
+	sct_assert_killed(&c, SIGKILL);
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER);
+	assert_non_null(ev);
+	assert_int_equal(ev->result, -EEXIST);
+	sct_finish(&c);
+}
+
 static void test_kill_after_sendto(void **state)
 {
 	struct sct_fx *fx = *state;
@@ -586,6 +849,7 @@ struct racer {
 	int sig;
 	int fired;
 	int notify_fd; /* >= 0: the signal is handled; wait for the restart */
+	const char *syscall; /* the call on .../data it races; NULL: write */
 };
 
 /* Between receive and validation: the route dies of another signal. */
@@ -595,7 +859,9 @@ static void kill_on_data_write(void *arg, const struct inject_seccomp_event *ev)
 	siginfo_t si;
 	size_t len = strlen(ev->path);
 
-	if (r->fired || strcmp(ev->syscall, "write") != 0 || len < 5 ||
+	if (r->fired ||
+	    strcmp(ev->syscall, r->syscall ? r->syscall : "write") != 0 ||
+	    len < 5 ||
 	    strcmp(ev->path + len - 5, "/data") != 0)
 		return;
 	r->fired = 1;
@@ -634,6 +900,32 @@ static void test_stale_after_receive(void **state)
 	assert_true(sct_exists(fx, "data"));
 	assert_string_equal(sct_slurp(fx, "data"), "");
 	assert_int_equal(sct_stat_count(&c, "write", sct_in_dir(fx, "data")), 0);
+	sct_finish(&c);
+}
+
+/* The same for a call that names a path: the unlink is not made for a
+ * route that died before the supervisor acted. */
+static void test_stale_unlink(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = { "/proc/self/exe", "--child", "w:data:x", "unlink:data",
+			 NULL };
+	struct racer r = { .sig = SIGTERM, .notify_fd = -1, .syscall = "unlink" };
+	struct sct_child c;
+
+	sct_add(fx, "unlink#1:kill_after@*/data");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	r.pid = c.pid;
+	inject_seccomp_session_set_hook(c.s, kill_on_data_write, &r);
+	sct_drive(&c);
+
+	assert_int_equal(r.fired, 1);
+	sct_assert_killed(&c, SIGTERM);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(c.stale, 1);
+	assert_null(sct_find_outcome(&c, INJECT_OUT_KILLED_AFTER));
+	assert_string_equal(sct_slurp(fx, "data"), "x");
+	assert_int_equal(sct_stat_count(&c, "unlink", sct_in_dir(fx, "data")), 0);
 	sct_finish(&c);
 }
 
@@ -818,12 +1110,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_kill_after_fsync_performed, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_pipe_write, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_rename_and_link, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_mutations, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_mutation_errors, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_sendto, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_peer_and_reset, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_other_peer_out_of_scope, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_errno, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_path_filter, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_after_receive, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_stale_unlink, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_restarted_call, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_withdrawn_before_receive, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_python_route, sct_setup, sct_teardown),

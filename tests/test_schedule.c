@@ -337,7 +337,7 @@ static void test_bad_strings(void **state)
 		{ "y@1=", "at position 5: " },
 		{ "y@1=fsync:boom", "at position 5: unknown action 'boom'" },
 		{ "y@1=nosuch:kill_before", "at position 5: " },
-		{ "y@1=ftruncate:kill_after", "kill_after is not supported" },
+		{ "y@1=openat:kill_after", "kill_after is not supported" },
 		{ "y@1=fsync:kill_before@{nope}", "unknown placeholder '{nope}'" },
 		{ "d:a@1", "ends at position 6, expected '=' and a member" },
 		{ "d@1", "ends at position 4, expected '=' and a member" },
@@ -402,7 +402,7 @@ static void test_format_refuses(void **state)
 		between(FAULT_LOSE_XCOM, 0, 0),
 		at_fp(FAULT_ACTION_COUNT, "a", 1, 1, 0),
 		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "fsync:kill_before@a;b" },
-		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "ftruncate:kill_after" },
+		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "openat:kill_after" },
 		{ .action = FAULT_SYSCALL, .attempt = 0, .rule = "fsync:kill_before" },
 		{ .action = FAULT_SYSCALL, .attempt = 1, .rule = "" },
 	};

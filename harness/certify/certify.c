@@ -143,6 +143,9 @@ static json_t *work(void *ctx, json_t *job)
 			.sys_discover = sc->explore && sc->explore->syscalls &&
 				strcmp(json_string_value(json_object_get(job, "kind")),
 				       "discovery") == 0 ? sc->explore : NULL,
+			.proxy_discover = sc->explore && sc->explore->proxy[0] &&
+				strcmp(json_string_value(json_object_get(job, "kind")),
+				       "discovery") == 0 ? sc->explore : NULL,
 		}, &rec, err, sizeof(err));
 	free(faults);
 	if (rc)
@@ -322,6 +325,8 @@ static int feed_trace(struct unit *u, int id, json_t *sched)
 			else
 				ea[i].nsyscalls = k + 1;
 		}
+		ea[i].commits = (unsigned long)json_integer_value(
+			json_object_get(a, "proxy_commits"));
 		ea[i].operation = (int)json_integer_value(json_object_get(a, "operation"));
 		ea[i].try_number = (int)json_integer_value(json_object_get(a, "try"));
 		ea[i].nhits = json_array_size(fps);

@@ -143,6 +143,8 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 						(json_int_t)a->syscalls[k].count));
 		set(&b, o, "syscalls", sys);
 	}
+	if (a->proxy_commits)
+		set(&b, o, "proxy_commits", json_integer((json_int_t)a->proxy_commits));
 	set(&b, o, "journal_failed", json_boolean(a->journal_failed));
 	set(&b, o, "stderr", json_string(a->stderr_path ? a->stderr_path : ""));
 	return done(&b, o);

@@ -34,46 +34,50 @@
 #define RAW(i)         { ARG_RAW, -1, (i) }
 #define NOARG          { ARG_NONE, -1, -1 }
 
-/* name, subject, from, kill_after performer, flags argument */
+/* name, subject, from, kill_after performer, flags argument, value
+ * argument (position, length or mode) */
 const struct inject_syscall inject_seccomp__syscalls[] = {
 	/* durability points: the SQLite/fs fences' commit steps */
-	{ "fsync",           FD(0),     NOARG,      PERFORM_SYNC,   -1 },
-	{ "fdatasync",       FD(0),     NOARG,      PERFORM_SYNC,   -1 },
-	{ "syncfs",          FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "sync_file_range", FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "sync",            NOARG,     NOARG,      PERFORM_NONE,   -1 },
+	{ "fsync",           FD(0),     NOARG,     PERFORM_SYNC,      -1, -1 },
+	{ "fdatasync",       FD(0),     NOARG,     PERFORM_SYNC,      -1, -1 },
+	{ "syncfs",          FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "sync_file_range", FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "sync",            NOARG,     NOARG,     PERFORM_NONE,      -1, -1 },
 	/* data out */
-	{ "write",           FD(0),     NOARG,      PERFORM_WRITE,  -1 },
-	{ "pwrite64",        FD(0),     NOARG,      PERFORM_PWRITE, -1 },
-	{ "writev",          FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "pwritev",         FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "pwritev2",        FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "sendto",          FD(0),     NOARG,      PERFORM_SENDTO, -1 },
-	{ "ftruncate",       FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "fallocate",       FD(0),     NOARG,      PERFORM_NONE,   -1 },
+	{ "write",           FD(0),     NOARG,     PERFORM_WRITE,     -1, -1 },
+	{ "pwrite64",        FD(0),     NOARG,     PERFORM_PWRITE,    -1,  3 },
+	{ "writev",          FD(0),     NOARG,     PERFORM_WRITEV,    -1, -1 },
+	{ "pwritev",         FD(0),     NOARG,     PERFORM_PWRITEV,   -1,  3 },
+	{ "pwritev2",        FD(0),     NOARG,     PERFORM_PWRITEV2,   5,  3 },
+	{ "sendto",          FD(0),     NOARG,     PERFORM_SENDTO,    -1, -1 },
+	{ "ftruncate",       FD(0),     NOARG,     PERFORM_FTRUNCATE, -1,  1 },
+	{ "fallocate",       FD(0),     NOARG,     PERFORM_FALLOCATE, -1, -1 },
 	/* data in, connections */
-	{ "read",            FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "pread64",         FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "readv",           FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "recvfrom",        FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	{ "connect",         FD(0),     NOARG,      PERFORM_NONE,   -1 },
-	/* namespace changes: the fs fence's link-into-place, atomic renames */
-	{ "rename",          AT_CWD(1), AT_CWD(0),  PERFORM_RENAME, -1 },
-	{ "renameat",        AT(2, 3),  AT(0, 1),   PERFORM_RENAME, -1 },
-	{ "renameat2",       AT(2, 3),  AT(0, 1),   PERFORM_RENAME,  4 },
-	{ "link",            AT_CWD(1), AT_CWD(0),  PERFORM_LINK,   -1 },
-	{ "linkat",          AT(2, 3),  AT(0, 1),   PERFORM_LINK,    4 },
-	{ "symlink",         AT_CWD(1), RAW(0),     PERFORM_NONE,   -1 },
-	{ "symlinkat",       AT(1, 2),  RAW(0),     PERFORM_NONE,   -1 },
-	{ "unlink",          AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "unlinkat",        AT(0, 1),  NOARG,      PERFORM_NONE,   -1 },
-	{ "mkdir",           AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "mkdirat",         AT(0, 1),  NOARG,      PERFORM_NONE,   -1 },
-	{ "rmdir",           AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "truncate",        AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "open",            AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "creat",           AT_CWD(0), NOARG,      PERFORM_NONE,   -1 },
-	{ "openat",          AT(0, 1),  NOARG,      PERFORM_NONE,   -1 },
+	{ "read",            FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "pread64",         FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "readv",           FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "recvfrom",        FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "connect",         FD(0),     NOARG,     PERFORM_NONE,      -1, -1 },
+	/* namespace changes: the fs fence's link-into-place, atomic renames,
+	 * SQLite's rollback-journal commit (the journal's unlink) */
+	{ "rename",          AT_CWD(1), AT_CWD(0), PERFORM_RENAME,    -1, -1 },
+	{ "renameat",        AT(2, 3),  AT(0, 1),  PERFORM_RENAME,    -1, -1 },
+	{ "renameat2",       AT(2, 3),  AT(0, 1),  PERFORM_RENAME,     4, -1 },
+	{ "link",            AT_CWD(1), AT_CWD(0), PERFORM_LINK,      -1, -1 },
+	{ "linkat",          AT(2, 3),  AT(0, 1),  PERFORM_LINK,       4, -1 },
+	{ "symlink",         AT_CWD(1), RAW(0),    PERFORM_SYMLINK,   -1, -1 },
+	{ "symlinkat",       AT(1, 2),  RAW(0),    PERFORM_SYMLINK,   -1, -1 },
+	{ "unlink",          AT_CWD(0), NOARG,     PERFORM_UNLINK,    -1, -1 },
+	{ "unlinkat",        AT(0, 1),  NOARG,     PERFORM_UNLINK,     2, -1 },
+	{ "mkdir",           AT_CWD(0), NOARG,     PERFORM_MKDIR,     -1,  1 },
+	{ "mkdirat",         AT(0, 1),  NOARG,     PERFORM_MKDIR,     -1,  2 },
+	{ "rmdir",           AT_CWD(0), NOARG,     PERFORM_RMDIR,     -1, -1 },
+	{ "truncate",        AT_CWD(0), NOARG,     PERFORM_TRUNCATE,  -1,  1 },
+	/* opening: counted and faulted, not performed (the route would need
+	 * the fd) */
+	{ "open",            AT_CWD(0), NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "creat",           AT_CWD(0), NOARG,     PERFORM_NONE,      -1, -1 },
+	{ "openat",          AT(0, 1),  NOARG,     PERFORM_NONE,      -1, -1 },
 };
 const int inject_seccomp__nsyscalls =
 	sizeof(inject_seccomp__syscalls) / sizeof(inject_seccomp__syscalls[0]);

@@ -81,8 +81,10 @@ enum inject_action {
 	INJECT_KILL_AFTER,  /* run the call on the route's behalf, then SIGKILL:
 			     * the effect lands, the route never sees the result.
 			     * Only for syscalls where inject_seccomp_syscall_info()
-			     * says so (fsync, fdatasync, write, pwrite64, sendto,
-			     * rename, renameat, renameat2, link, linkat). */
+			     * says so: every call that changes a file or a name
+			     * (the write family, syncs, ftruncate, fallocate,
+			     * truncate, rename*, link*, symlink*, unlink*, rmdir,
+			     * mkdir*) and sendto; not open*, reads, connect. */
 	INJECT_ERRNO,       /* the call fails with -error and does nothing */
 };
 

@@ -32,10 +32,20 @@ struct inject_arg {
 };
 
 /* One supported syscall.  The table (inject_seccomp.c) is the only list;
- * `perform` names the kill_after implementation (PERFORM_NONE: refused). */
+ * `perform` names the kill_after implementation (PERFORM_NONE: refused).
+ * The write family (PERFORM_WRITE .. PERFORM_PWRITEV2) shares one
+ * performer, and so do the calls that name paths (PERFORM_RENAME ..
+ * PERFORM_TRUNCATE). */
 enum inject_perform {
-	PERFORM_NONE, PERFORM_SYNC, PERFORM_WRITE, PERFORM_PWRITE,
-	PERFORM_SENDTO, PERFORM_RENAME, PERFORM_LINK,
+	PERFORM_NONE, PERFORM_SYNC, PERFORM_SENDTO,
+	/* data: bytes from the route's memory, at its offset or at `value` */
+	PERFORM_WRITE, PERFORM_PWRITE, PERFORM_WRITEV, PERFORM_PWRITEV,
+	PERFORM_PWRITEV2,
+	/* a file's size, through the route's fd */
+	PERFORM_FTRUNCATE, PERFORM_FALLOCATE,
+	/* names: paths resolved against the route's cwd or dirfds */
+	PERFORM_RENAME, PERFORM_LINK, PERFORM_SYMLINK, PERFORM_UNLINK,
+	PERFORM_RMDIR, PERFORM_MKDIR, PERFORM_TRUNCATE,
 };
 
 struct inject_syscall {
@@ -43,7 +53,12 @@ struct inject_syscall {
 	struct inject_arg subject; /* -> event.path */
 	struct inject_arg from;    /* -> event.from */
 	enum inject_perform perform;
-	signed char flags;         /* PERFORM_RENAME / _LINK: flags argument, -1 */
+	signed char flags;         /* index of the flags argument (renameat2,
+				      linkat, unlinkat, pwritev2), -1 */
+	signed char value;         /* index of the one number the performer
+				      needs besides: a position (pwrite64,
+				      pwritev, pwritev2), a length (truncate,
+				      ftruncate), a mode (mkdir, mkdirat); -1 */
 };
 
 #define INJECT_SYSCALLS_MAX 48

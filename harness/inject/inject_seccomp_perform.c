@@ -13,8 +13,11 @@
  *     check: a route that died meanwhile (or a recycled pid) is never acted
  *     for.
  *  2. A duplicated fd shares the route's open file description, so write()
- *     advances the route's own offset and honours its O_APPEND; pwrite64
- *     uses the route's offset argument.
+ *     and writev() advance the route's own offset and honour its O_APPEND;
+ *     pwrite64, pwritev and pwritev2 use the route's position argument.
+ *     Paths are resolved where the route's call resolves them: against a
+ *     duplicate of its dirfd argument, or its cwd (/proc/PID/cwd), never
+ *     the supervisor's.
  *  3. The supervisor never blocks on the route's peers: sockets are written
  *     with MSG_DONTWAIT, pipes through a fresh non-blocking open of the same
  *     pipe, and SIGPIPE is neither delivered to the supervisor nor left
@@ -24,6 +27,11 @@
  *     missing file), the same failure is the result; only failures of the
  *     supervisor's own access (pidfd_getfd or process_vm_readv denied) are
  *     FC_IO.
+ *  6. The call is the route's call, made once: one write-family call may
+ *     take several chunks, every other call is exactly one system call on
+ *     the same objects with the same arguments (mkdir: the route's umask
+ *     applied; truncate: through /proc/self/fd/DIR/PATH, there being no
+ *     truncateat).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,20 +250,33 @@ static int grab_fd(const struct inject_call *c, int fd, int *out,
 	return io_fail(c, "duplicate an fd", errno);
 }
 
-static int perform_sync(const struct inject_call *c, long long *result,
-			bool *stale)
+/* A call on the route's fd alone: fsync, fdatasync, ftruncate, fallocate. */
+static int perform_on_fd(const struct inject_call *c, long long *result,
+			 bool *stale)
 {
-	int fd, rc;
+	const __u64 *a = c->req->data.args;
+	int fd, rc, r = 0;
 
-	rc = grab_fd(c, (int)c->req->data.args[0], &fd, result, stale);
+	rc = grab_fd(c, (int)a[0], &fd, result, stale);
 	if (rc || *stale)
 		return rc;
-	if (!inject_seccomp__pending(c->notify_fd, c->req->id))
+	if (!inject_seccomp__pending(c->notify_fd, c->req->id)) {
 		*stale = true;
-	else if (fd >= 0 && strcmp(c->sys->name, "fdatasync") == 0)
-		*result = fdatasync(fd) < 0 ? -errno : 0;
-	else if (fd >= 0)
-		*result = fsync(fd) < 0 ? -errno : 0;
+	} else if (fd >= 0) {
+		switch (c->sys->perform) {
+		case PERFORM_FTRUNCATE:
+			r = ftruncate(fd, (off_t)a[(int)c->sys->value]);
+			break;
+		case PERFORM_FALLOCATE:
+			r = fallocate(fd, (int)a[1], (off_t)a[2], (off_t)a[3]);
+			break;
+		default:
+			r = strcmp(c->sys->name, "fdatasync") == 0 ? fdatasync(fd)
+								     : fsync(fd);
+			break;
+		}
+		*result = r < 0 ? -errno : 0;
+	}
 	if (fd >= 0)
 		close(fd);
 	return 0;
@@ -285,49 +306,169 @@ static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
 	return n;
 }
 
-/* One write of the route's bytes to dup, without blocking on a peer. */
-static ssize_t write_once(int fd, mode_t mode, const char *buf, size_t n,
-			  bool positional, long long pos)
-{
-	char self[64];
-	ssize_t w;
-	int nb;
+/*
+ * What a call of the write family writes: ranges of the route's memory
+ * (one for write and pwrite64, its iovec array for the vectored calls),
+ * where (pos >= 0: at that position; -1: at the file offset) and with
+ * which RWF_* flags (pwritev2).  Positions are one argument: 64-bit ABIs
+ * only (on them pwritev's pos_h is always 0).
+ */
+struct write_call {
+	struct iovec *ranges; /* the route's addresses */
+	size_t nranges;
+	size_t len;           /* their total */
+	long long pos;
+	int rwf;
+	struct iovec one;     /* ranges of write and pwrite64 */
+};
 
-	if (positional)
-		return pwrite(fd, buf, n, (off_t)pos);
-	if (S_ISSOCK(mode))
-		return send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (!S_ISFIFO(mode))
-		return write(fd, buf, n);
-	/* O_NONBLOCK on the shared description would change the route's
-	 * peers; a new description of the same pipe changes nobody. */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	nb = open(self, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (nb < 0)
-		return -1;
-	w = write_nosigpipe(nb, buf, n);
-	close(nb);
-	return w;
-}
-
-static int perform_write(const struct inject_call *c, long long *result,
-			 bool *stale, bool positional)
+/* Fill w from the call's arguments; 0, or -errno the route's own call
+ * would have failed with (w then unusable), or 1 when the route's memory
+ * could not be read for another reason than a bad address (errno set). */
+static int write_call_init(const struct inject_call *c, struct write_call *w)
 {
 	const __u64 *a = c->req->data.args;
-	size_t len = (size_t)a[2], done = 0;
-	long long pos = (long long)a[3];
-	size_t cap = len < PERFORM_CHUNK ? len : PERFORM_CHUNK;
-	struct stat st;
-	char *buf;
-	int fd, rc;
+	enum inject_perform kind = c->sys->perform;
+	long n;
 
-	rc = grab_fd(c, (int)a[0], &fd, result, stale);
+	memset(w, 0, sizeof(*w));
+	w->pos = c->sys->value >= 0 ? (long long)a[(int)c->sys->value] : -1;
+	w->rwf = c->sys->flags >= 0 ? (int)a[(int)c->sys->flags] : 0;
+	if (kind == PERFORM_PWRITEV2 ? w->pos < -1 : c->sys->value >= 0 && w->pos < 0)
+		return -EINVAL;
+	if (kind == PERFORM_WRITE || kind == PERFORM_PWRITE) {
+		w->one = (struct iovec){ (void *)(uintptr_t)a[1], (size_t)a[2] };
+		w->ranges = &w->one;
+		w->nranges = 1;
+		w->len = (size_t)a[2];
+		return 0;
+	}
+	if (a[2] > UIO_MAXIOV)
+		return -EINVAL;
+	w->nranges = (size_t)a[2];
+	w->ranges = calloc(w->nranges ? w->nranges : 1, sizeof(*w->ranges));
+	if (!w->ranges)
+		return -ENOMEM;
+	n = inject_seccomp__read_mem(c->req->pid, a[1], w->ranges,
+				     w->nranges * sizeof(*w->ranges));
+	if (n < 0 && n != -EFAULT) {
+		errno = (int)-n;
+		return 1;
+	}
+	if (n != (long)(w->nranges * sizeof(*w->ranges)))
+		return -EFAULT;
+	for (size_t i = 0; i < w->nranges; i++) {
+		if (w->ranges[i].iov_len > (size_t)SSIZE_MAX - w->len)
+			return -EINVAL;
+		w->len += w->ranges[i].iov_len;
+	}
+	return 0;
+}
+
+static void write_call_release(struct write_call *w)
+{
+	if (w->ranges != &w->one)
+		free(w->ranges);
+	w->ranges = NULL;
+}
+
+/* Copy bytes [off, off + want) of w's ranges into buf: how many (short
+ * where the route's memory ends), or -errno when not even the first. */
+static long read_ranges(pid_t pid, const struct write_call *w, size_t off,
+			char *buf, size_t want)
+{
+	size_t got = 0, base = 0;
+
+	for (size_t i = 0; i < w->nranges && got < want; i++) {
+		size_t len = w->ranges[i].iov_len, in, n;
+		long k;
+
+		if (off + got >= base + len) {
+			base += len;
+			continue;
+		}
+		in = off + got - base;
+		n = len - in < want - got ? len - in : want - got;
+		k = inject_seccomp__read_mem(pid,
+			(uint64_t)(uintptr_t)w->ranges[i].iov_base + in,
+			buf + got, n);
+		if (k < 0)
+			return got ? (long)got : k;
+		got += (size_t)k;
+		if ((size_t)k < n)
+			break;
+		base += len;
+	}
+	return (long)got;
+}
+
+/* One write of the route's bytes to dup, at w's position plus done,
+ * without blocking on a peer. */
+static ssize_t write_once(int fd, mode_t mode, const char *buf, size_t n,
+			  const struct write_call *w, size_t done)
+{
+	struct iovec v = { (void *)buf, n };
+	char self[64];
+	ssize_t r;
+	int nb;
+
+	if (w->pos >= 0)
+		return pwritev2(fd, &v, 1, (off_t)(w->pos + (long long)done),
+				w->rwf);
+	if (S_ISSOCK(mode))
+		return send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (S_ISFIFO(mode)) {
+		/* O_NONBLOCK on the shared description would change the
+		 * route's peers; a new description of the same pipe changes
+		 * nobody. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		nb = open(self, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (nb < 0)
+			return -1;
+		r = write_nosigpipe(nb, buf, n);
+		close(nb);
+		return r;
+	}
+	if (w->rwf)
+		return pwritev2(fd, &v, 1, -1, w->rwf);
+	return write(fd, buf, n);
+}
+
+/* write, pwrite64, writev, pwritev, pwritev2: the route's bytes, copied
+ * chunk by chunk (invariant 4), through its own open file description. */
+static int perform_write(const struct inject_call *c, long long *result,
+			 bool *stale)
+{
+	struct write_call w;
+	size_t done = 0, cap;
+	struct stat st;
+	char *buf = NULL;
+	int fd, rc, e;
+
+	rc = grab_fd(c, (int)c->req->data.args[0], &fd, result, stale);
 	if (rc || *stale)
 		return rc;
 	if (fd < 0) {
 		*stale = !inject_seccomp__pending(c->notify_fd, c->req->id);
 		return 0;
 	}
+	e = write_call_init(c, &w);
+	if (e == -ENOMEM) {
+		rc = FC_NOMEM;
+		goto out;
+	}
+	if (e == 1) {
+		e = errno;
+		*stale = e == ESRCH;
+		rc = *stale ? 0 : io_fail(c, "read memory", e);
+		goto out;
+	}
+	if (e < 0) {
+		*stale = !inject_seccomp__pending(c->notify_fd, c->req->id);
+		*result = e;
+		goto out;
+	}
+	cap = w.len < PERFORM_CHUNK ? w.len : PERFORM_CHUNK;
 	buf = malloc(cap ? cap : 1);
 	if (!buf || fstat(fd, &st) < 0) {
 		rc = buf ? io_fail(c, "stat a duplicated fd", errno) : FC_NOMEM;
@@ -335,10 +476,9 @@ static int perform_write(const struct inject_call *c, long long *result,
 	}
 	*result = 0;
 	do {
-		size_t want = len - done < cap ? len - done : cap;
-		long got = inject_seccomp__read_mem(c->req->pid, a[1] + done,
-						    buf, want);
-		ssize_t w;
+		size_t want = w.len - done < cap ? w.len - done : cap;
+		long got = read_ranges(c->req->pid, &w, done, buf, want);
+		ssize_t n;
 
 		if (got == -ESRCH) {
 			*stale = true;
@@ -358,23 +498,23 @@ static int perform_write(const struct inject_call *c, long long *result,
 				*result = -EFAULT;
 			break;
 		}
-		w = write_once(fd, st.st_mode, buf, (size_t)got, positional,
-			       pos + (long long)done);
-		if (w < 0) {
+		n = write_once(fd, st.st_mode, buf, (size_t)got, &w, done);
+		if (n < 0) {
 			if (done == 0)
 				*result = -errno;
 			break;
 		}
-		done += (size_t)w;
+		done += (size_t)n;
 		*result = (long long)done;
 		/* Short: the route's own call would have stopped here too.
 		 * Peers get one non-blocking attempt (invariant 3). */
-		if ((size_t)w < want || S_ISSOCK(st.st_mode) ||
+		if ((size_t)n < want || S_ISSOCK(st.st_mode) ||
 		    S_ISFIFO(st.st_mode))
 			break;
-	} while (done < len);
+	} while (done < w.len);
 out:
 	free(buf);
+	write_call_release(&w);
 	close(fd);
 	return rc;
 }
@@ -465,21 +605,121 @@ static void close_dir(int fd)
 		close(fd);
 }
 
-static int perform_namespace(const struct inject_call *c, long long *result,
-			     bool *stale)
+/* The umask of process pid (/proc/PID/status); 0 or -errno. */
+static int umask_of(pid_t pid, mode_t *out)
+{
+	char path[64], line[128];
+	unsigned v;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Umask: %o", &v) == 1;
+	fclose(f);
+	if (!found)
+		return -ENOTSUP;
+	*out = (mode_t)v;
+	return 0;
+}
+
+/*
+ * mkdir as the route would have: its mode argument less the route's umask
+ * (read before the notification was validated).  The supervisor's own
+ * umask applies to its mkdirat too; bits it took that the route's did not
+ * are put back (keeping what the kernel set, a setgid inherited from the
+ * parent).  A parent with a default ACL is not special-cased.
+ */
+static int make_dir(int dir, const char *path, mode_t mode, mode_t route_mask)
+{
+	mode_t want = mode & 07777 & ~route_mask, own = 0;
+	struct stat st;
+
+	if (mkdirat(dir, path, want) < 0)
+		return -errno;
+	if (umask_of(getpid(), &own) == 0 && (want & own & 0777) &&
+	    fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		fchmodat(dir, path, (st.st_mode & 07777) | (want & 0777), 0);
+	return 0;
+}
+
+/* truncate(2) of a path relative to dir, through /proc/self/fd/DIR, since
+ * there is no truncateat. */
+static int truncate_at(int dir, const char *path, off_t len)
+{
+	char via[PATH_MAX + 32];
+
+	if (dir == AT_FDCWD || !*path)
+		return truncate(path, len) < 0 ? -errno : 0;
+	if (snprintf(via, sizeof(via), "/proc/self/fd/%d/%s", dir, path) >=
+	    (int)sizeof(via))
+		return -ENAMETOOLONG;
+	return truncate(via, len) < 0 ? -errno : 0;
+}
+
+/* The call of c, its paths resolved in todir / fromdir (AT_FDCWD for an
+ * absolute path): 0 or -errno. */
+static int path_call(const struct inject_call *c, int todir, const char *to,
+		     int fromdir, const char *from, mode_t route_mask)
 {
 	const __u64 *a = c->req->data.args;
-	char to[PATH_MAX], from[PATH_MAX];
 	unsigned flags = c->sys->flags >= 0 ? (unsigned)a[(int)c->sys->flags] : 0;
-	int todir = -1, fromdir = -1, rc, e;
+	__u64 value = c->sys->value >= 0 ? a[(int)c->sys->value] : 0;
+	int r;
 
-	e = inject_seccomp__read_string(c->req->pid, a[(int)c->sys->subject.index],
+	switch (c->sys->perform) {
+	case PERFORM_RENAME:
+		r = renameat2(fromdir, from, todir, to, flags);
+		break;
+	case PERFORM_LINK:
+		r = linkat(fromdir, from, todir, to, (int)flags);
+		break;
+	case PERFORM_SYMLINK:
+		r = symlinkat(from, todir, to);
+		break;
+	case PERFORM_UNLINK:
+		r = unlinkat(todir, to, (int)flags);
+		break;
+	case PERFORM_RMDIR:
+		r = unlinkat(todir, to, AT_REMOVEDIR);
+		break;
+	case PERFORM_MKDIR:
+		return make_dir(todir, to, (mode_t)value, route_mask);
+	case PERFORM_TRUNCATE:
+		return truncate_at(todir, to, (off_t)value);
+	default:
+		return -ENOSYS;
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/*
+ * The calls that name paths: rename*, link*, symlink*, unlink*, rmdir,
+ * mkdir*, truncate.  Each path is read from the route and resolved the way
+ * its call resolves it: against the route's cwd, or a duplicate of its
+ * dirfd argument (symlink's target is a string, not resolved).
+ */
+static int perform_path(const struct inject_call *c, long long *result,
+			bool *stale)
+{
+	const struct inject_syscall *sys = c->sys;
+	const __u64 *a = c->req->data.args;
+	char to[PATH_MAX], from[PATH_MAX] = "";
+	int todir = -1, fromdir = AT_FDCWD, rc, e;
+	mode_t route_mask = 0;
+
+	e = inject_seccomp__read_string(c->req->pid, a[(int)sys->subject.index],
 					to, sizeof(to));
-	if (!e)
+	if (!e && sys->from.kind != ARG_NONE)
 		e = inject_seccomp__read_string(c->req->pid,
-						a[(int)c->sys->from.index],
+						a[(int)sys->from.index],
 						from, sizeof(from));
-	if (e == -ESRCH) {
+	if (!e && sys->perform == PERFORM_MKDIR)
+		e = umask_of(c->req->pid, &route_mask);
+	if (e == -ESRCH || e == -ENOENT) {
 		*stale = true;
 		return 0;
 	}
@@ -490,17 +730,15 @@ static int perform_namespace(const struct inject_call *c, long long *result,
 		*result = e;
 		return 0;
 	}
-	rc = grab_dir(c, &c->sys->subject, to, &todir, result, stale);
-	if (!rc && !*stale && *result == 0)
-		rc = grab_dir(c, &c->sys->from, from, &fromdir, result, stale);
-	if (rc || *stale || *result)
+	rc = grab_dir(c, &sys->subject, to, &todir, result, stale);
+	if (!rc && !*stale && *result == 0 && sys->from.kind == ARG_PATH)
+		rc = grab_dir(c, &sys->from, from, &fromdir, result, stale);
+	if (rc || *stale)
 		goto out;
 	if (!inject_seccomp__pending(c->notify_fd, c->req->id))
 		*stale = true;
-	else if (c->sys->perform == PERFORM_RENAME)
-		*result = renameat2(fromdir, from, todir, to, flags) < 0 ? -errno : 0;
-	else
-		*result = linkat(fromdir, from, todir, to, (int)flags) < 0 ? -errno : 0;
+	else if (*result == 0)
+		*result = path_call(c, todir, to, fromdir, from, route_mask);
 out:
 	close_dir(todir);
 	close_dir(fromdir);
@@ -535,16 +773,25 @@ int inject_seccomp__perform(const struct inject_call *c, long long *result,
 	*stale = false;
 	switch (c->sys->perform) {
 	case PERFORM_SYNC:
-		return perform_sync(c, result, stale);
+	case PERFORM_FTRUNCATE:
+	case PERFORM_FALLOCATE:
+		return perform_on_fd(c, result, stale);
 	case PERFORM_WRITE:
-		return perform_write(c, result, stale, false);
 	case PERFORM_PWRITE:
-		return perform_write(c, result, stale, true);
+	case PERFORM_WRITEV:
+	case PERFORM_PWRITEV:
+	case PERFORM_PWRITEV2:
+		return perform_write(c, result, stale);
 	case PERFORM_SENDTO:
 		return perform_sendto(c, result, stale);
 	case PERFORM_RENAME:
 	case PERFORM_LINK:
-		return perform_namespace(c, result, stale);
+	case PERFORM_SYMLINK:
+	case PERFORM_UNLINK:
+	case PERFORM_RMDIR:
+	case PERFORM_MKDIR:
+	case PERFORM_TRUNCATE:
+		return perform_path(c, result, stale);
 	case PERFORM_NONE:
 		break;
 	}

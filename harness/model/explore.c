@@ -23,6 +23,7 @@
 
 #define EXPLORE_RANDOM_TRIES 8 /* draws per random schedule before giving up */
 #define EXPLORE_RANDOM_FAULTS 16 /* point faults in one random schedule */
+#define EXPLORE_PROXY_HITS 1000000 /* schedule.c's largest number */
 
 struct point {
 	char name[FAILPOINT_NAME_MAX];
@@ -466,6 +467,35 @@ static void wave_syscalls(explorer *ex, const struct explore_attempt *a,
 	ex->state = ST_DONE;
 }
 
+/* Every COMMIT x action of a proxy exploration (op 1 try 1's count). */
+static void wave_proxy(explorer *ex, const struct explore_attempt *a,
+		       size_t n)
+{
+	static const enum fault_action actions[] = { FAULT_CUT_AFTER_COMMIT,
+						     FAULT_HOLD_COMMIT };
+	const struct explore_spec *e = ex->sc->explore;
+	unsigned long commits = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (a[i].operation == 1 && a[i].try_number == 1)
+			commits = a[i].commits;
+	if (commits > EXPLORE_PROXY_HITS)
+		commits = EXPLORE_PROXY_HITS; /* a hit the string form can say */
+	for (unsigned long hit = 1; hit <= commits && !ex->rc; hit++)
+		for (size_t k = 0; k < 2; k++) {
+			struct fault f = { .action = actions[k], .attempt = 1,
+					   .hit = (int)hit, .operation = 1 };
+
+			if (!(e->proxy_actions & FAULT_BIT(actions[k])))
+				continue;
+			snprintf(f.proxy, sizeof(f.proxy), "%s", e->proxy);
+			add_job(ex, &f, 1, "proxy", true, ROLE_PLAIN, -1);
+		}
+	if (!commits)
+		ex->incomplete = true; /* the route committed nothing there */
+	ex->state = ST_DONE;
+}
+
 /* --- the public face ------------------------------------------------------------ */
 
 static int init(const struct suite *s, const struct scenario *sc,
@@ -617,6 +647,10 @@ int explorer_feed(explorer *ex, int id, const struct explore_attempt *a,
 	sl->fed = true;
 	if (sl->role == ROLE_DISCOVERY && ex->sc->explore->syscalls) {
 		wave_syscalls(ex, a, n);
+		return ex->rc;
+	}
+	if (sl->role == ROLE_DISCOVERY && ex->sc->explore->proxy[0]) {
+		wave_proxy(ex, a, n);
 		return ex->rc;
 	}
 	if (sl->role == ROLE_DISCOVERY) {

@@ -27,6 +27,13 @@
  * only where inject_seccomp_syscall_info() supports it.  The retry after
  * each fault runs without faults: it must recover.
  *
+ * A proxy exploration (explore.proxy) likewise: its discovery counts the
+ * COMMITs (the proxy's triggers, tcp_proxy.h) that proxy relays during op
+ * 1 try 1 (kind "discovery", orchestrator param proxy_discover), then
+ * every COMMIT x action of explore.proxy_actions is one schedule
+ * "c@1#N/op1=PROXY" (cut_after_commit) or "h@1#N/op1=PROXY" (hold_commit)
+ * (kind "proxy").
+ *
  * The waves run depend on what the scenario asks for: a scenario with
  * `interleavings` or `random` runs those (and the discovery they need:
  * pauses resp. kills in try 1), not the exhaustive try-1 and retry waves;
@@ -71,7 +78,8 @@ struct explore_job {
 	bool strict;             /* an unfired fault makes it unverified */
 	bool wants_trace;
 	const char *kind;        /* "fixed", "discovery", "try1", "retry",
-				    "interleave", "random", "replay" */
+				    "interleave", "random", "syscall",
+				    "proxy", "replay" */
 };
 
 /* One (syscall, path glob) a syscall discovery counted. */
@@ -89,6 +97,7 @@ struct explore_attempt {
 	size_t nhits;
 	const struct explore_syscall *syscalls; /* syscall discovery */
 	size_t nsyscalls;
+	unsigned long commits;   /* proxy discovery: COMMITs relayed */
 };
 
 /* `seed`: when non-NULL, replaces the scenario's random seed. */

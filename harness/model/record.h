@@ -85,6 +85,8 @@ struct rec_attempt {
 	char *stdout_path, *stderr_path;
 	struct rec_syscall *syscalls; /* discovery statistics, else none */
 	size_t nsyscalls;
+	unsigned long proxy_commits; /* proxy discovery: COMMITs the explored
+					proxy relayed during this try */
 	bool journal_failed;   /* a syscall fault failed a call on the
 				  journal's files (a dead journal) */
 };

@@ -50,6 +50,12 @@ struct explore_spec {
 	char **syscalls;
 	char **sys_actions;
 	char **sys_paths;        /* "{dir}/..." (every file) when not given */
+	/* proxy: NAME -- a proxy-commit exploration instead: discovery counts
+	 * the COMMITs the suite proxy NAME relays in op 1 try 1, then each
+	 * COMMIT x action is one schedule.  "" = none; proxy_actions is a
+	 * FAULT_BIT set of FAULT_CUT_AFTER_COMMIT, FAULT_HOLD_COMMIT. */
+	char proxy[SCENARIO_NAME_MAX];
+	unsigned proxy_actions;
 };
 
 struct scenario {

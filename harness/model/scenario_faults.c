@@ -39,7 +39,7 @@ static const char *const fault_keys[] = {
 static const char *const resume_keys[] = { "at", NULL };
 static const char *const explore_keys[] = {
 	"failpoints", "actions", "interleavings", "random", "syscalls", "paths",
-	NULL,
+	"proxy", NULL,
 };
 static const char *const random_keys[] = { "schedules", "seed", "faults", NULL };
 
@@ -572,6 +572,65 @@ static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
 	return c->failed ? FC_USAGE : 0;
 }
 
+/* actions of a proxy exploration: cut_after_commit, hold_commit. */
+static int parse_proxy_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
+{
+	char **names = NULL;
+	unsigned set = 0;
+	int rc;
+
+	rc = scenario__get_strv(c, n, "actions", 1, 2, NULL, &names);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; names[i] && rc == 0; i++) {
+		yaml_node_t *item = scenario__node(c, n->data.sequence.items.start[i]);
+		enum fault_action a;
+
+		if (!item)
+			rc = FC_USAGE;
+		else if (fault_action_parse(names[i], &a) < 0 ||
+			 (a != FAULT_CUT_AFTER_COMMIT && a != FAULT_HOLD_COMMIT))
+			rc = scenario__error(c, item,
+					     "action '%.40s' cannot be explored on a proxy (expected cut_after_commit or hold_commit)",
+					     names[i]);
+		else if (set & FAULT_BIT(a))
+			rc = scenario__error(c, item, "action '%s' is listed twice",
+					     names[i]);
+		else
+			set |= FAULT_BIT(a);
+	}
+	scenario__strv_free(names);
+	if (rc == 0)
+		*out = set;
+	return rc;
+}
+
+/* explore: {proxy: NAME, actions: [cut_after_commit, hold_commit]} */
+static int parse_explore_proxy(struct yctx *c, yaml_node_t *n,
+			       yaml_node_t *name, struct explore_spec *e)
+{
+	static const char *const other[] = { "failpoints", "interleavings",
+					      "random", "syscalls", "paths",
+					      NULL };
+	yaml_node_t *k = NULL, *v;
+
+	for (const char *const *o = other; *o; o++)
+		if (scenario__map_get(c, n, *o, &k))
+			return scenario__error(c, k,
+					       "'%s' does not apply to a proxy exploration (write a separate scenario)",
+					       *o);
+	if (scenario__get_name(c, name, "proxy", e->proxy) < 0)
+		return FC_USAGE;
+	if (!suite_proxy(c->suite, e->proxy))
+		return scenario__error(c, name, "'%s' names no proxy of the suite (see 'proxies')",
+				       e->proxy);
+	e->proxy_actions = FAULT_BIT(FAULT_CUT_AFTER_COMMIT);
+	if ((v = scenario__map_get(c, n, "actions", NULL)) &&
+	    parse_proxy_actions(c, v, &e->proxy_actions) < 0)
+		return FC_USAGE;
+	return c->failed ? FC_USAGE : 0;
+}
+
 static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 {
 	struct explore_spec *e;
@@ -589,6 +648,8 @@ static int parse_explore(struct yctx *c, yaml_node_t *n, struct scenario *sc)
 	e->actions = FAULT_BIT(FAULT_KILL);
 	e->random_seed = 1;
 	e->max_faults = 3;
+	if ((v = scenario__map_get(c, n, "proxy", NULL)))
+		return parse_explore_proxy(c, n, v, e);
 	if ((v = scenario__map_get(c, n, "syscalls", NULL)))
 		return parse_explore_syscalls(c, n, v, e);
 	if ((v = scenario__map_get(c, n, "paths", &k)))

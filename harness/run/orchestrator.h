@@ -86,6 +86,9 @@ struct orch_params {
 	/* Syscall discovery: op 1 try 1 runs under a plan that counts these
 	 * syscalls on these paths, recorded in its rec_attempt.syscalls. */
 	const struct explore_spec *sys_discover;
+	/* Proxy discovery: the COMMITs proxy_discover->proxy relays during op
+	 * 1 try 1, recorded in its rec_attempt.proxy_commits. */
+	const struct explore_spec *proxy_discover;
 };
 
 /*

@@ -19,6 +19,12 @@
  *      while it is in flight, which is the point.  A server (or a probe)
  *      may still end the held session before the release; the zombie then
  *      ends on its own and there is nothing left to release.
+ *   4. Proxy discovery (orch_params.proxy_discover) counts the triggers
+ *      (COMMITs, autocommit writes: tcp_proxy.h) the explored proxy relays
+ *      from just before op 1 try 1 is spawned until that try is over, the
+ *      unit a cut_after_commit or hold_commit `hit` counts in.  The route
+ *      waits for each COMMIT's answer, which the proxy relays only after
+ *      counting it, so every COMMIT the try saw answered is counted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +40,10 @@ struct proxies {
 	char **url;          /* {proxy:NAME} */
 	int *fault;          /* per proxy: the fault armed on it, -1 */
 	size_t n;
+	/* proxy discovery (invariant 4): the try counted, -1, and the
+	 * explored proxy's trigger count when it started */
+	int counting;
+	long counted_from;
 };
 
 static int proxy_index(const struct proxies *px, const char *name)
@@ -106,6 +116,7 @@ static int init(struct orch_sched *s, void **state, char *err, size_t errlen)
 	if (!px)
 		return FC_NOMEM;
 	px->p = s->p;
+	px->counting = -1;
 	if (n) {
 		px->proxy = calloc(n, sizeof(*px->proxy));
 		px->url = calloc(n, sizeof(*px->url));
@@ -168,15 +179,49 @@ static bool for_attempt(const struct orch_sched *s, const struct fault *f,
 	return for_try(f, a->operation, a->try_number);
 }
 
-/* Arm try idx's proxy faults that hold from its start. */
+/* The proxy a discovery counts on, or -1 (invariant 4). */
+static int discovered(const struct proxies *px)
+{
+	const struct explore_spec *e = px->p->proxy_discover;
+
+	return e ? proxy_index(px, e->proxy) : -1;
+}
+
+/* Arm try idx's proxy faults that hold from its start; start counting
+ * op 1 try 1's COMMITs for a discovery. */
 static int try_starts(void *st, struct orch_sched *s, int idx,
 		      struct sv_spawn *req, char *err, size_t errlen)
 {
+	struct proxies *px = st;
+	const struct rec_attempt *a = &s->rec->attempts[idx];
+	struct tcp_proxy_stats stats;
+	int d = discovered(px);
+
 	for (size_t i = 0; i < s->p->nfaults; i++)
 		if (for_attempt(s, &s->p->faults[i], idx) &&
 		    !fault_at_failpoint(&s->p->faults[i]))
 			arm(st, (int)i);
+	if (d >= 0 && a->operation == 1 && a->try_number == 1) {
+		tcp_proxy_stats(px->proxy[d], &stats);
+		px->counting = idx;
+		px->counted_from = stats.triggers;
+	}
 	return 0;
+}
+
+/* A discovery's try is over: what it committed through the proxy. */
+static void count_commits(struct proxies *px, struct orch_sched *s, int idx)
+{
+	struct tcp_proxy_stats stats;
+	int d = discovered(px);
+
+	if (d < 0 || px->counting != idx)
+		return;
+	tcp_proxy_stats(px->proxy[d], &stats);
+	if (stats.triggers > px->counted_from)
+		s->rec->attempts[idx].proxy_commits =
+			(unsigned long)(stats.triggers - px->counted_from);
+	px->counting = -1;
 }
 
 /* Arm a refuse given this failpoint. */
@@ -239,6 +284,7 @@ static void try_over(void *st, struct orch_sched *s, int idx)
 	int op = s->rec->attempts[idx].operation;
 	int k = s->rec->attempts[idx].try_number;
 
+	count_commits(px, s, idx);
 	for (size_t i = 0; i < px->n; i++) {
 		int fi = px->fault[i];
 		const struct fault *f;

@@ -27,6 +27,13 @@ def one(route, scenario):
     return got[0] if got else None
 
 
+def by_schedule(route, scenario, schedule):
+    got = [s for s in schedules(route, scenario) if s["schedule"] == schedule]
+    check(len(got) == 1, "%s: %d schedules %s in %s" %
+          (route["name"], len(got), schedule, scenario))
+    return got[0] if got else None
+
+
 def applied(s):
     return [a["what"] for a in s["applied"]]
 
@@ -52,37 +59,59 @@ def suite(report):
         check(v and v[0]["invariant"] == 1,
               "%s: not caught duplicating in kill-after-target-commit" % name)
 
+    # the proxies' COMMITs are explored, not listed: each discovery counted
+    # them in try 1, and every COMMIT x action is one schedule
+    for name, scen, proxy, n, actions in (
+            ("c-pg-txn", "target-commits", "pgt", 5, "ch"),
+            ("c-pg-2pc", "target-commits", "pgt", 5, "ch"),
+            ("pg-fence-row-only", "target-commits-held", "pgt", 5, "h"),
+            ("c-pgjournal-sqlite", "journal-commits", "pgj", 7, "ch"),
+            ("c-pg-2pc", "journal-commits", "pgj", 7, "ch")):
+        got = schedules(routes[name], scen)
+        disc = [s for s in got if s["kind"] == "discovery"]
+        counted = disc and [a.get("proxy_commits") for a in disc[0]["attempts"]]
+        check(counted == [n], "%s %s: discovery counted %r COMMITs on %s, "
+              "expected [%d]" % (name, scen, counted, proxy, n))
+        want = sorted("%s@1%s/op1=%s" % (a, "#%d" % h if h > 1 else "", proxy)
+                      for h in range(1, n + 1) for a in actions)
+        have = sorted(s["schedule"] for s in got if s["kind"] == "proxy")
+        check(have == want, "%s %s: schedules %r, expected %r" %
+              (name, scen, have, want))
+
     # hit 5 on the target connection is the apply's COMMIT
     for name, stmt in (("c-pg-txn", "relayed Q COMMIT, cut"),
                        ("c-pg-2pc", "relayed Q COMMIT PREPARED 'fencecert:")):
-        s = one(routes[name], "cut-apply-commit")
+        s = by_schedule(routes[name], "target-commits", "c@1#5/op1=pgt")
         if s:
             check(any(stmt in w for w in applied(s)),
-                  "%s cut-apply-commit cut %s" % (name, applied(s)))
+                  "%s target-commits c@1#5 cut %s" % (name, applied(s)))
 
     # hold: the held try became a zombie, try 2 ran meanwhile, then the
     # COMMIT was released (pg-txn's probe may have ended its session)
-    for name in ("c-pg-txn", "c-pg-2pc", "pg-fence-row-only"):
-        s = one(routes[name], "hold-apply-commit")
+    for name, scen in (("c-pg-txn", "target-commits"),
+                       ("c-pg-2pc", "target-commits"),
+                       ("pg-fence-row-only", "target-commits-held")):
+        s = by_schedule(routes[name], scen, "h@1#5/op1=pgt")
         if not s:
             continue
         first = s["attempts"][0]
         check(first["zombie"] and first["resumed"],
-              "%s hold-apply-commit: try 1 zombie %s resumed %s" %
-              (name, first["zombie"], first["resumed"]))
+              "%s %s h@1#5: try 1 zombie %s resumed %s" %
+              (name, scen, first["zombie"], first["resumed"]))
         check(any(w.startswith("proxy pgt: held Q COMMIT") for w in applied(s)),
-              "%s hold-apply-commit held %s" % (name, applied(s)))
+              "%s %s h@1#5 held %s" % (name, scen, applied(s)))
     # the row-only probe answered while the COMMIT was in flight; the
     # reconcile prepare then waited on the epoch row lock and gave up
-    s = one(routes["pg-fence-row-only"], "hold-apply-commit")
+    s = by_schedule(routes["pg-fence-row-only"], "target-commits-held",
+                    "h@1#5/op1=pgt")
     if s:
         t2 = tries(s).get(2)
         names = [f["name"] for f in t2["failpoints"]] if t2 else []
-        check(t2 and t2["end"] == "exit 75" and not t2["row_deltas"] and
-              t2["rows_added"] == 0 and
+        check(t2 and t2["end"] == "exit 75" and
+              not t2["row_deltas"] and t2["rows_added"] == 0 and
               "after_reconcile_probe" in names and
               names[-1] == "before_fence_prepare",
-              "pg-fence-row-only hold-apply-commit try 2: %r" %
+              "pg-fence-row-only h@1#5 try 2: %r" %
               ((t2 and (t2["end"], names)),))
 
     # journal down in try 2: exit 75, no target change, try 3 completes
