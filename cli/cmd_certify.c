@@ -41,6 +41,7 @@
 #include "common/cli.h"
 #include "common/fsutil.h"
 #include "harness/model/scenario.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise.h"
 #include "common/fds.h"
 
@@ -76,6 +77,14 @@ static void usage(FILE *to)
 		"  --work-dir DIR    create the schedule dirs under DIR\n"
 		"                    (default /dev/shm, else $TMPDIR or /tmp)\n"
 		"  --keep            keep the schedule dirs\n"
+		"  --pass-env NAME   pass NAME on from this environment to the\n"
+		"                    routes, fork servers and observe commands\n"
+		"                    (repeatable).  They get nothing else of it\n"
+		"                    but PATH, HOME, LANG, LANGUAGE, LC_*, TZ,\n"
+		"                    TMPDIR, USER, LOGNAME, TERM, ASAN_OPTIONS,\n"
+		"                    UBSAN_OPTIONS and LSAN_OPTIONS (besides the\n"
+		"                    protocol's variables and the suite's env:);\n"
+		"                    never FENCECERT_SIGNING_KEY\n"
 		"  --quiet           no progress output\n"
 		"  --help            this text\n"
 		"\n"
@@ -297,6 +306,7 @@ int cmd_certify(int argc, char **argv)
 		{ "out", required_argument, NULL, 'O' },
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "pass-env", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -304,7 +314,8 @@ int cmd_certify(int argc, char **argv)
 	};
 	struct certify_opts o = { .jobs = 2 };
 	const char *routes[65] = { NULL }, *scenarios[65] = { NULL };
-	size_t nroutes = 0, nscenarios = 0;
+	const char *pass_env[65] = { NULL }, *why;
+	size_t nroutes = 0, nscenarios = 0, npass = 0;
 	const char *out_dir = "certify-out", *parent = NULL;
 	const char *formats = RENDER_FORMATS_ALL;
 	struct suite *s = NULL;
@@ -353,6 +364,17 @@ int cmd_certify(int argc, char **argv)
 		case 'O': out_dir = optarg; break;
 		case 'w': parent = optarg; break;
 		case 'k': o.keep = true; break;
+		case 'P':
+			if (npass == 64)
+				return cusage("%s", "at most 64 --pass-env options");
+			if ((why = child_env_pass_refused(optarg))) {
+				snprintf(err, sizeof(err), "--pass-env '%.64s': %s",
+					 optarg, why);
+				return cusage("%s", err);
+			}
+			pass_env[npass++] = optarg;
+			o.pass_env = pass_env;
+			break;
 		case 'q': o.quiet = true; break;
 		case 'f':
 			if (render_formats_check(optarg, err, sizeof(err)))

@@ -311,9 +311,15 @@ void svt_sigkill_supervisor(char *marker, const struct sv_spawn *req,
 		char err[256];
 
 		close(ready[0]);
+		static const char *const pass[] = { "SUPERVISE_TEST_MARK",
+						    NULL };
+
 		if (harness_marked)
 			putenv(marker);
+		/* the marker reaches what the harness starts only by name */
 		if (supervisor_new(&sv, err, sizeof(err)) ||
+		    (harness_marked &&
+		     supervisor_pass_env(sv, pass, err, sizeof(err))) ||
 		    supervisor_spawn(sv, req, &p, err, sizeof(err)))
 			_exit(1);
 		while (svt_count_marked(marker) < marked)
@@ -373,8 +379,17 @@ pid_t svt_certify_bg(const char *bin, const char *suite, const char *out,
 
 		dup2(null, 1);
 		dup2(null, 2);
-		if (env)
+		if (env) {
+			/* certify passes it on to its routes by name only */
+			char name[128];
+
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)strcspn(env, "="), env);
 			putenv(env);
+			execl(bin, bin, "certify", suite, "--out", out,
+			      "--work-dir", svt_tmp_dir, "--jobs", "2",
+			      "--pass-env", name, (char *)NULL);
+		}
 		execl(bin, bin, "certify", suite, "--out", out, "--work-dir",
 		      svt_tmp_dir, "--jobs", "2", (char *)NULL);
 		_exit(127);

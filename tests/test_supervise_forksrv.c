@@ -78,7 +78,9 @@ static void describe_via(supervisor *sv, bool fork_server, char *buf,
 }
 
 /* What an attempt sees is the same exec'd and forked: environment, cwd,
- * fds, process group, parent, signals, rlimits. */
+ * fds, process group, parent, signals, rlimits.  Its environment is the
+ * request's and the allow-list's, never the harness's secret or anything
+ * else of the harness's (harness/proc/child_env.h). */
 static void test_forksrv_same_as_exec(void **state)
 {
 	static char viaexec[65536], viaserver[65536];
@@ -86,6 +88,9 @@ static void test_forksrv_same_as_exec(void **state)
 	char err[256];
 
 	(void)state;
+	setenv("FENCECERT_SIGNING_KEY", "forksrv-secret", 1);
+	setenv("SUPERVISE_TEST_NOT_ALLOWED", "1", 1);
+	setenv("LC_SUPERVISE_TEST", "allowed", 1);
 	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
 	describe_via(sv, false, viaexec, sizeof(viaexec));
 	assert_int_equal(supervisor_fork_servers(sv), 0);
@@ -105,12 +110,19 @@ static void test_forksrv_same_as_exec(void **state)
 	assert_non_null(strstr(viaserver, "env SUPERVISE_TEST_X=1\n"));
 	assert_null(strstr(viaserver, PROTO_ENV_FORK_SERVER_FD));
 	assert_non_null(strstr(viaserver, "leader 1 parent-is-harness 1\n"));
+	assert_null(strstr(viaserver, "FENCECERT_SIGNING_KEY"));
+	assert_null(strstr(viaserver, "forksrv-secret"));
+	assert_null(strstr(viaserver, "SUPERVISE_TEST_NOT_ALLOWED"));
+	assert_non_null(strstr(viaserver, "env LC_SUPERVISE_TEST=allowed\n"));
 	assert_non_null(strstr(viaserver, "fd 0\nfd 1\nfd 2\nfd 3\nSig"));
 	/* the server is reused */
 	describe_via(sv, true, viaserver, sizeof(viaserver));
 	assert_string_equal(viaexec, viaserver);
 	assert_int_equal(supervisor_fork_servers(sv), 1);
 	supervisor_free(sv);
+	unsetenv("FENCECERT_SIGNING_KEY");
+	unsetenv("SUPERVISE_TEST_NOT_ALLOWED");
+	unsetenv("LC_SUPERVISE_TEST");
 }
 
 static void expect_spawn_error(supervisor *sv, char **argv, const char *msg,

@@ -45,6 +45,7 @@
 
 #include "common/clock.h"
 #include "common/protocol.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
 
 #define HIT_LEN (sizeof(PROTO_HIT) - 1)
@@ -131,6 +132,22 @@ void supervisor_free(supervisor *sv)
 	chld_pipe[0] = chld_pipe[1] = -1;
 	the_supervisor = NULL;
 	free(sv);
+}
+
+int supervisor_pass_env(supervisor *sv, const char *const *names, char *err,
+			size_t errlen)
+{
+	for (size_t i = 0; names && names[i]; i++) {
+		const char *why = child_env_pass_refused(names[i]);
+
+		if (why) {
+			snprintf(err, errlen, "cannot pass '%.64s' on to routes: %s",
+				 names[i], why);
+			return FC_USAGE;
+		}
+	}
+	sv->pass_env = names;
+	return 0;
 }
 
 size_t supervisor_live(const supervisor *sv)

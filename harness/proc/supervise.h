@@ -26,6 +26,9 @@
  *     its filter; the listener is answered from the same poll loop, so no
  *     wait of the supervisor ever blocks on a route stopped at a syscall.
  *     Processes without a plan get no filter and pay nothing.
+ *  7. Its environment is built from nothing (harness/proc/child_env.h):
+ *     the request's entries, the allow-list and the names passed on with
+ *     supervisor_pass_env(); never the harness's own secret.
  *
  * One supervisor per process (it owns the SIGCHLD handler, which only writes
  * to a self-pipe).  supervisor_new() also makes the calling process a child
@@ -58,8 +61,9 @@ typedef struct sv_proc sv_proc;
 
 struct sv_spawn {
 	char *const *argv;       /* argv[0] is searched in PATH */
-	char *const *env;        /* "NAME=value" set on top of the current
-				    environment; NULL-terminated or NULL */
+	char *const *env;        /* "NAME=value" the process gets, besides
+				    the allow-list (invariant 7);
+				    NULL-terminated or NULL */
 	const char *cwd;         /* NULL: inherit */
 	const char *stdout_path; /* created or truncated; NULL: /dev/null */
 	const char *stderr_path;
@@ -121,6 +125,14 @@ struct sv_status {
 };
 
 int supervisor_new(supervisor **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/* Names every process started from now on gets from the harness's
+ * environment besides the allow-list (`certify --pass-env`), each checked
+ * by child_env_pass_refused() first; names (NULL-terminated, or NULL)
+ * must outlive sv.  FC_USAGE, with err saying which and why, when one
+ * may not be passed on: then nothing changed. */
+int supervisor_pass_env(supervisor *sv, const char *const *names, char *err,
+			size_t errlen) FC_MUST_CHECK;
 
 /* Kill every process still running, stop the watchdog.  NULL is a no-op. */
 void supervisor_free(supervisor *sv);

@@ -50,6 +50,8 @@
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
 
+/* Besides the allow-list (child_env.h): a server is route code, and gets
+ * no more of ours than an attempt does. */
 static char *const server_env[] = { (char *)"LD_BIND_NOW=1", NULL };
 
 void supervisor_set_fork_server_timeout(supervisor *sv, long long ms)

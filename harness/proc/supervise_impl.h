@@ -74,6 +74,7 @@ struct supervisor {
 	struct sigaction old_chld;
 	bool chld_pending;      /* SIGCHLD seen since the last reap() */
 	int null_fd;            /* /dev/null, every child's stdin; -1: not yet */
+	const char *const *pass_env; /* supervisor_pass_env() */
 };
 
 /* --- supervise_proc.c ---------------------------------------------------- */

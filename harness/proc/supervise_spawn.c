@@ -42,9 +42,8 @@
 #include "common/fds.h"
 #include "common/protocol.h"
 #include "common/sanitizer.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
-
-extern char **environ;
 
 static int open_out(const char *path)
 {
@@ -52,50 +51,6 @@ static int open_out(const char *path)
 		path = "/dev/null";
 	return child_setup_fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC |
 					O_CLOEXEC, 0644));
-}
-
-static bool env_overridden(const char *entry, char *const *env, const char *extra)
-{
-	size_t len = strcspn(entry, "=");
-
-	if (extra && strncmp(entry, extra, len) == 0 && extra[len] == '=')
-		return true;
-	for (size_t i = 0; env && env[i]; i++)
-		if (strncmp(entry, env[i], len) == 0 && env[i][len] == '=')
-			return true;
-	return false;
-}
-
-/* The child's environment: ours, minus what the request sets, minus any
- * inherited failpoint or fork server fd, plus the request's entries and
- * `fpvar`. */
-static char **build_env(char *const *env, const char *fpvar)
-{
-	size_t n = 0, extra = 0, k = 0;
-	char **out;
-
-	for (char **e = environ; e && *e; e++)
-		n++;
-	for (size_t i = 0; env && env[i]; i++)
-		extra++;
-	out = calloc(n + extra + 2, sizeof(*out));
-	if (!out)
-		return NULL;
-	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, PROTO_ENV_FAILPOINT_FD "=",
-			    sizeof(PROTO_ENV_FAILPOINT_FD)) == 0 ||
-		    strncmp(*e, PROTO_ENV_FORK_SERVER_FD "=",
-			    sizeof(PROTO_ENV_FORK_SERVER_FD)) == 0 ||
-		    env_overridden(*e, env, NULL))
-			continue;
-		out[k++] = *e;
-	}
-	for (size_t i = 0; i < extra; i++)
-		out[k++] = env[i];
-	if (fpvar)
-		out[k++] = (char *)fpvar;
-	out[k] = NULL;
-	return out;
 }
 
 #if !FC_SANITIZED
@@ -327,7 +282,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		},
 		.argv = req->argv,
 	};
-	cp.envp = build_env(req->env, req->failpoints || server ? fpvar : NULL);
+	cp.envp = child_env_build(req->env, sv->pass_env,
+				  req->failpoints || server ? fpvar : NULL);
 	if (!cp.envp) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
