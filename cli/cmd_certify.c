@@ -85,6 +85,10 @@ static void usage(FILE *to)
 		"                    UBSAN_OPTIONS and LSAN_OPTIONS (besides the\n"
 		"                    protocol's variables and the suite's env:);\n"
 		"                    never FENCECERT_SIGNING_KEY\n"
+		"  --uncontained     run the routes even where no PID namespace\n"
+		"                    can be made for each attempt (then what an\n"
+		"                    attempt leaves running is not ended with it);\n"
+		"                    refused without this option\n"
 		"  --quiet           no progress output\n"
 		"  --help            this text\n"
 		"\n"
@@ -307,6 +311,7 @@ int cmd_certify(int argc, char **argv)
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "pass-env", required_argument, NULL, 'P' },
+		{ "uncontained", no_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -316,6 +321,7 @@ int cmd_certify(int argc, char **argv)
 	const char *routes[65] = { NULL }, *scenarios[65] = { NULL };
 	const char *pass_env[65] = { NULL }, *why;
 	size_t nroutes = 0, nscenarios = 0, npass = 0;
+	char contain_why[200];
 	const char *out_dir = "certify-out", *parent = NULL;
 	const char *formats = RENDER_FORMATS_ALL;
 	struct suite *s = NULL;
@@ -375,6 +381,7 @@ int cmd_certify(int argc, char **argv)
 			pass_env[npass++] = optarg;
 			o.pass_env = pass_env;
 			break;
+		case 'U': o.uncontained = true; break;
 		case 'q': o.quiet = true; break;
 		case 'f':
 			if (render_formats_check(optarg, err, sizeof(err)))
@@ -387,6 +394,18 @@ int cmd_certify(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cusage("%s", "give exactly one SUITE.yaml");
+	/* a route's descendants end with its attempt, or the run says so */
+	if (supervisor_containment(contain_why, sizeof(contain_why)) ==
+	    CHILD_CONTAIN_NONE) {
+		if (!o.uncontained)
+			return cusage("cannot run routes in a PID namespace of "
+				      "their own (%s); --uncontained runs them "
+				      "anyway, and then what an attempt leaves "
+				      "running outlives it", contain_why);
+		/* (the report says so: supervisor_containment()) */
+		fprintf(stderr, "fencecert: warning: routes run uncontained "
+			"(%s)\n", contain_why);
+	}
 	o.suite_path = argv[optind];
 	rc = suite_load(o.suite_path, &s, err, sizeof(err));
 	if (rc) {

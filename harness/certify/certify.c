@@ -125,6 +125,7 @@ static json_t *work(void *ctx, json_t *job)
 	if (!w->sv) {
 		if (supervisor_new(&w->sv, err, sizeof(err)))
 			return work_error(err);
+		supervisor_allow_uncontained(w->sv, w->o->uncontained);
 		if (supervisor_pass_env(w->sv, w->o->pass_env, err, sizeof(err)))
 			return work_error(err);
 	}

@@ -51,6 +51,8 @@ struct certify_opts {
 	 * environment besides the allow-list (harness/proc/child_env.h);
 	 * NULL-terminated, or NULL */
 	const char *const *pass_env;
+	bool uncontained;        /* --uncontained: run routes without a PID
+				    namespace where none can be made */
 };
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,
