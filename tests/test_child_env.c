@@ -5,7 +5,8 @@
  * harness variables in this process's environment, what a process the
  * supervisor starts sees (`env` run as a route, and so as an observer or
  * the operator: they are started the same way) and what a service script
- * sees (fake scripts in FENCECERT_CI_DIR that record their environment).
+ * sees (fake scripts in FENCECERT_CI_DIR that record their environment);
+ * and a suite's {env:FENCECERT_SIGNING_KEY} is refused.
  * The certify-level checks are tests/integration/route_env.sh.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 
 #include "common/clock.h"
 #include "harness/proc/child_env.h"
+#include "harness/model/scenario.h"
 #include "harness/proc/supervise.h"
 #include "harness/run/services.h"
 #include "reports/sign.h"
@@ -124,6 +126,24 @@ static void test_build(void **state)
 			strcmp(env[i], "LC_CHILD_ENV=allowed") == 0;
 	}
 	free(env);
+}
+
+/* Nor through a template: {env:FENCECERT_SIGNING_KEY} is refused. */
+static void test_template_refused(void **state)
+{
+	struct template_vars v = { .dir = "/tmp" };
+	char err[300], *out = NULL;
+
+	(void)state;
+	harness_env();
+	assert_int_equal(scenario_expand("k={env:" SIGN_KEY_ENV "}", &v, &out,
+					 err, sizeof(err)), FC_USAGE);
+	assert_null(out);
+	assert_non_null(strstr(err, "signing key is never given to a route"));
+	assert_int_equal(scenario_expand("{env:LC_CHILD_ENV}", &v, &out, err,
+					 sizeof(err)), 0);
+	assert_string_equal(out, "allowed");
+	free(out);
 }
 
 static void test_pass_refused(void **state)
@@ -251,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build),
 		cmocka_unit_test(test_pass_refused),
+		cmocka_unit_test(test_template_refused),
 		cmocka_unit_test(test_spawned),
 		cmocka_unit_test(test_service_scripts),
 	};
