@@ -49,6 +49,7 @@
 #include "common/cli.h"
 #include "common/fsutil.h"
 #include "harness/model/scenario.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise.h"
 #include "common/fds.h"
 
@@ -87,6 +88,18 @@ static void usage(FILE *to)
 		"  --work-dir DIR    create the schedule dirs under DIR\n"
 		"                    (default /dev/shm, else $TMPDIR or /tmp)\n"
 		"  --keep            keep the schedule dirs\n"
+		"  --pass-env NAME   pass NAME on from this environment to the\n"
+		"                    routes, fork servers and observe commands\n"
+		"                    (repeatable).  They get nothing else of it\n"
+		"                    but PATH, HOME, LANG, LANGUAGE, LC_*, TZ,\n"
+		"                    TMPDIR, USER, LOGNAME, TERM, ASAN_OPTIONS,\n"
+		"                    UBSAN_OPTIONS and LSAN_OPTIONS (besides the\n"
+		"                    protocol's variables and the suite's env:);\n"
+		"                    never FENCECERT_SIGNING_KEY\n"
+		"  --uncontained     run the routes even where no PID namespace\n"
+		"                    can be made for each attempt (then what an\n"
+		"                    attempt leaves running is not ended with it);\n"
+		"                    refused without this option\n"
 		"  --quiet           no progress output\n"
 		"  --help            this text\n"
 		"\n"
@@ -296,10 +309,16 @@ static void print_reasons(json_t *report)
 			       json_string_value(json_object_get(v, "schedule")),
 			       json_string_value(json_object_get(v, "detail")),
 			       json_string_value(json_object_get(v, "reproduce")));
-		else if (json_array_size(notes))
-			printf("\n%s: unverified: %s\n",
-			       json_string_value(json_object_get(r, "name")),
-			       json_string_value(json_array_get(notes, 0)));
+		else if (json_array_size(notes)) {
+			json_t *n;
+			size_t k;
+
+			printf("\n");
+			json_array_foreach(notes, k, n)
+				printf("%s: unverified: %s\n",
+				       json_string_value(json_object_get(r, "name")),
+				       json_string_value(n));
+		}
 	}
 }
 
@@ -316,6 +335,8 @@ int cmd_certify(int argc, char **argv)
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "pass-env", required_argument, NULL, 'P' },
+		{ "uncontained", no_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -323,7 +344,9 @@ int cmd_certify(int argc, char **argv)
 	};
 	struct certify_opts o = { .jobs = 2 };
 	const char *routes[65] = { NULL }, *scenarios[65] = { NULL };
-	size_t nroutes = 0, nscenarios = 0;
+	const char *pass_env[65] = { NULL }, *why;
+	size_t nroutes = 0, nscenarios = 0, npass = 0;
+	char contain_why[200];
 	const char *out_dir = "certify-out", *parent = NULL;
 	const char *formats = RENDER_FORMATS_ALL;
 	struct suite *s = NULL;
@@ -375,6 +398,18 @@ int cmd_certify(int argc, char **argv)
 		case 'w': parent = optarg; break;
 		case 'k': o.keep = true; break;
 		case 'F': force = true; break;
+		case 'P':
+			if (npass == 64)
+				return cusage("%s", "at most 64 --pass-env options");
+			if ((why = child_env_pass_refused(optarg))) {
+				snprintf(err, sizeof(err), "--pass-env '%.64s': %s",
+					 optarg, why);
+				return cusage("%s", err);
+			}
+			pass_env[npass++] = optarg;
+			o.pass_env = pass_env;
+			break;
+		case 'U': o.uncontained = true; break;
 		case 'q': o.quiet = true; break;
 		case 'f':
 			if (render_formats_check(optarg, err, sizeof(err)))
@@ -387,6 +422,18 @@ int cmd_certify(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cusage("%s", "give exactly one SUITE.yaml");
+	/* a route's descendants end with its attempt, or the run says so */
+	if (supervisor_containment(contain_why, sizeof(contain_why)) ==
+	    CHILD_CONTAIN_NONE) {
+		if (!o.uncontained)
+			return cusage("cannot run routes in a PID namespace of "
+				      "their own (%s); --uncontained runs them "
+				      "anyway, and then what an attempt leaves "
+				      "running outlives it", contain_why);
+		/* (the report says so: supervisor_containment()) */
+		fprintf(stderr, "fencecert: warning: routes run uncontained "
+			"(%s)\n", contain_why);
+	}
 	o.suite_path = argv[optind];
 	rc = outdir_open(out_dir, force, &out, err, sizeof(err));
 	if (!rc)

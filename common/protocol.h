@@ -102,21 +102,25 @@
  * One message per record; "\0" separates fields:
  *
  *   server -> harness  FORK_SERVER_HELLO                      once
- *   harness -> server  "spawn\0ARGC\0ENVC\0CWD\0FP\0BPFLEN\0"
+ *   harness -> server  "spawn\0ARGC\0ENVC\0CWD\0FP\0BPFLEN\0NS\0"
  *                      ARGV... ENV... (each NUL-terminated), then BPFLEN
  *                      bytes of a classic BPF seccomp program (struct
  *                      sock_filter[]); SCM_RIGHTS: stdin, stdout, stderr,
  *                      report, then the failpoint end if FP is 1, then the
  *                      seccomp socket if BPFLEN > 0.  CWD "" = inherit.
+ *                      NS: 0 no namespace, 1 a new PID namespace, 2 a new
+ *                      user and PID namespace (common/child_setup.h).
  *   server -> harness  "pid N" or "error ERRNO"
  *
- * The report fd is the child's: it writes its errno (an int) there and
- * _exits 127 when its setup fails, and closes it once set up (EOF = ok),
- * before it loads the seccomp filter and sends the listener over the
- * seccomp socket.
+ * The report fd carries struct child_report records (common/child_setup.h):
+ * the child writes ERRNO there and _exits 127 when its setup fails; set
+ * up, it closes it (NS 0: EOF = ok) or writes RUNNING first (NS 1, 2: the
+ * namespace's init, the child the reply names, holds it and writes END
+ * when the route has ended), before it loads the seccomp filter and sends
+ * the listener over the seccomp socket.
  */
 #define PROTO_ENV_FORK_SERVER_FD "FENCECERT_FORK_SERVER_FD"
-#define FORK_SERVER_HELLO "fencecert-fork-server 1"
+#define FORK_SERVER_HELLO "fencecert-fork-server 2"
 #define FORK_SERVER_SPAWN "spawn"
 /* Largest request (argv + environment + filter). */
 #define FORK_SERVER_MSG_MAX (256 * 1024)

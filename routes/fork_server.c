@@ -10,8 +10,13 @@
  *     allocate nothing either, and set errno only when they fail.
  *  2. The child is cloned with CLONE_PARENT: it is the harness's child, so
  *     the harness reaps it, gets its SIGCHLD and may setpgid() it like any
- *     child it spawned itself.  The child checks getppid() against the
- *     harness after arming PR_SET_PDEATHSIG (the harness may die first).
+ *     child it spawned itself.  It checks that the harness still lives
+ *     after arming PR_SET_PDEATHSIG (the harness may die first): getppid()
+ *     against the harness, or, cloned into a PID namespace of its own
+ *     (the request's NS), a pidfd of the harness the server opened once.
+ *     Contained, the child is the namespace's init (common/child_setup.h):
+ *     it forks the route process, which carries on into main, and stays
+ *     behind to reap, to kill what the route leaves and to report.
  *  3. The child sets itself up with child_setup_clone(), the steps an
  *     exec'd attempt takes (common/child_setup.h): it ends holding exactly
  *     fds 0-2 and the failpoint end as fd 3; everything else the server had
@@ -43,6 +48,20 @@
  *     STACK_POPULATE below the frame it resumes (MADV_POPULATE_WRITE; the
  *     server dropped its own pages of that stack range, so they are fresh,
  *     not copies).  Only page tables change, no byte an attempt reads.
+ *
+ *  9. A contained attempt's clone is the init of its PID namespace: it
+ *     starts the route's process and stays behind (common/child_setup.h).
+ *     It shares the server's memory (CLONE_VM: no page tables copied for
+ *     it, none torn down after it) on a stack of its own from INIT_SLOTS
+ *     not inherited by children (MADV_DONTFORK), and makes raw system
+ *     calls only, so it writes no page of the server's but that stack.
+ *     Its route's process is cloned from it onto the hand-over area's
+ *     stack, a copy of the server as an uncontained child is; the server
+ *     waits until then before it touches the request again.  A slot's
+ *     word is the server's until the clone (CHILD_INIT_STARTING), the
+ *     init's until it started its route (STARTED), and free again when
+ *     it exits (the kernel clears it: CLONE_CHILD_CLEARTID).  No slot
+ *     free, or a sanitized build: the init is a copy of the server.
  *
  *   serve_enter() --swapcontext--> serve_loop() on its stack: recv, parse,
  *        ^                           clone(child_main) --+--> reply, release
@@ -88,6 +107,10 @@
 #endif
 #define MAX_ARGC 4096
 #define MAX_ENVC 65536
+/* The inits of contained attempts that share the server's memory
+ * (invariant 9): at most this many alive, each on its own stack. */
+#define INIT_SLOTS 64
+#define INIT_STACK_SIZE (32 * 1024)
 
 /* a request's fds arrive in one fds_recv() */
 _Static_assert(FORK_SERVER_FDS_MAX <= FDS_MAX, "FDS_MAX too small");
@@ -98,10 +121,12 @@ struct request {
 	char **env;
 	const char *cwd;       /* NULL: inherit */
 	bool fp;
+	enum child_contain contain;
 	struct sock_filter *bpf;
 	size_t bpf_len;        /* instructions */
 	int fds[FORK_SERVER_FDS_MAX];
 	int nfds;
+	int *started;          /* its init's slot word (invariant 9), or NULL */
 };
 
 /*
@@ -124,6 +149,8 @@ struct hand {
 static struct {
 	int sock;
 	pid_t harness, self;
+	int harness_pidfd;     /* readable once the harness ended; -1 */
+	struct child_setup ids; /* uid_map and gid_map for a user namespace */
 	struct hand *hand;
 	/* the dispositions the program started with (default, as the
 	 * harness execs it; a sanitizer runtime's own handlers in sanitized
@@ -137,6 +164,10 @@ static struct {
 	uintptr_t stack_lo;    /* the main stack's lowest address (0: unknown) */
 	uintptr_t heap_lo;     /* the brk heap's (0: none) */
 	bool rseq_off;         /* the server unregistered glibc's rseq area */
+	/* invariant 9: INIT_SLOTS stacks and their words (CHILD_INIT_*),
+	 * not inherited by children (MADV_DONTFORK); NULL: none */
+	char *init_stacks;
+	int *init_words;
 } srv;
 
 static pid_t server_pid; /* in a child: the server that cloned it */
@@ -210,6 +241,8 @@ static bool count_field(char **pos, char *end, long max, long *out)
 			return false;
 		v = v * 10 + (*s - '0');
 	}
+	if (v > max) /* one digit above a max below 10 passes the above */
+		return false;
 	*out = v;
 	return true;
 }
@@ -232,7 +265,7 @@ static bool request_parse(struct hand *h)
 {
 	struct request *rq = &h->rq;
 	char *pos = h->buf, *end = h->buf + h->len, *tag, *cwd;
-	long argc, envc, fp, bpf;
+	long argc, envc, fp, bpf, ns;
 
 	tag = field(&pos, end);
 	if (!tag || strcmp(tag, FORK_SERVER_SPAWN) != 0 ||
@@ -240,11 +273,13 @@ static bool request_parse(struct hand *h)
 	    !count_field(&pos, end, MAX_ENVC, &envc) ||
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
 	    !count_field(&pos, end, FORK_SERVER_MSG_MAX, &bpf) ||
-	    bpf % (long)sizeof(struct sock_filter))
+	    bpf % (long)sizeof(struct sock_filter) ||
+	    !count_field(&pos, end, CHILD_CONTAIN_USER, &ns))
 		return false;
 	rq->argc = (int)argc;
 	rq->cwd = *cwd ? cwd : NULL;
 	rq->fp = fp;
+	rq->contain = (enum child_contain)ns;
 	if (!(rq->argv = str_list(h, &pos, end, argc)) ||
 	    !(rq->env = str_list(h, &pos, end, envc)) ||
 	    end - pos != bpf || rq->nfds != 4 + (int)fp + (bpf > 0))
@@ -346,13 +381,12 @@ static long rseq_call(int flags)
 		       __rseq_offset, len, flags, RSEQ_SIG);
 }
 
-/* A clone's first function, on the hand-over area's stack: set up, then
- * resume serve_enter()'s frame on the main stack (invariant 7). */
-static int child_main(void *arg)
+/* What a request's child is handed to set itself up. */
+static void request_setup(const struct request *rq, struct child_setup *cs)
 {
-	const struct request *rq = arg;
-	struct child_setup cs = {
-		.parent = srv.harness,
+	*cs = (struct child_setup){
+		.parent = srv.harness, .parent_pidfd = srv.harness_pidfd,
+		.contain = rq->contain,
 		.in_fd = rq->fds[0], .out_fd = rq->fds[1], .err_fd = rq->fds[2],
 		.report_fd = rq->fds[3], .fp_fd = rq->fp ? rq->fds[4] : -1,
 		.cwd = rq->cwd,
@@ -363,7 +397,19 @@ static int child_main(void *arg)
 		.filter = rq->bpf, .filter_len = rq->bpf_len,
 		.seccomp_sock = rq->bpf ? rq->fds[4 + rq->fp] : -1,
 	};
+	memcpy(cs->uid_map, srv.ids.uid_map, sizeof(cs->uid_map));
+	memcpy(cs->gid_map, srv.ids.gid_map, sizeof(cs->gid_map));
+}
 
+/* The route's process (uncontained: the clone itself), on the hand-over
+ * area's stack: set up, then resume serve_enter()'s frame on the main
+ * stack (invariant 7). */
+static int child_main(void *arg)
+{
+	const struct request *rq = arg;
+	struct child_setup cs;
+
+	request_setup(rq, &cs);
 	/* _exits 127 when a step fails; the mask is main_ctx's */
 	child_setup_clone(&cs, rq->env);
 	child_rq = arg;
@@ -373,6 +419,62 @@ static int child_main(void *arg)
 	populate();
 	setcontext(&srv.main_ctx);
 	_exit(127); /* not reached */
+}
+
+/* A contained attempt's clone: the namespace's init, which starts the
+ * route's process (child_main) and stays behind (invariant 9). */
+static int init_main(void *arg)
+{
+	struct request *rq = arg;
+	struct hand *h = srv.hand;
+	struct child_setup cs;
+
+	request_setup(rq, &cs);
+	if (rq->started) /* sharing our memory: a stack of its own for it */
+		child_setup_init_clone(&cs, child_main,
+				       h->stack + sizeof(h->stack), rq,
+				       rq->started);
+	child_setup_init_clone(&cs, child_main, NULL, rq, NULL);
+}
+
+/* A free init slot, marked starting; NULL when all are taken. */
+static int *init_slot(char **stack)
+{
+	for (int i = 0; srv.init_words && i < INIT_SLOTS; i++) {
+		if (__atomic_load_n(&srv.init_words[i], __ATOMIC_ACQUIRE) !=
+		    CHILD_INIT_FREE)
+			continue;
+		srv.init_words[i] = CHILD_INIT_STARTING;
+		*stack = srv.init_stacks + (size_t)(i + 1) * INIT_STACK_SIZE;
+		return &srv.init_words[i];
+	}
+	return NULL;
+}
+
+/* Clone the request's child: the route's process, or (contained) the
+ * init of its namespace, sharing our memory (cheap: no page tables to
+ * copy, none to tear down) when a slot is free and the sanitizers are
+ * not watching, else a copy of us.  The child's parent is the harness
+ * (invariant 2). */
+static pid_t spawn_child(struct request *rq)
+{
+	struct hand *h = srv.hand;
+	int ns = child_contain_flags(rq->contain);
+	char *stack = NULL;
+	pid_t pid;
+
+	if (!ns)
+		return clone(child_main, h->stack + sizeof(h->stack),
+			     CLONE_PARENT | SIGCHLD, rq);
+	rq->started = FC_SANITIZED ? NULL : init_slot(&stack);
+	if (!rq->started)
+		return clone(init_main, h->stack + sizeof(h->stack),
+			     CLONE_PARENT | SIGCHLD | ns, rq);
+	pid = clone(init_main, stack, CLONE_PARENT | CLONE_VM | SIGCHLD | ns |
+		    CLONE_CHILD_CLEARTID, rq, NULL, NULL, rq->started);
+	if (pid < 0)
+		*rq->started = CHILD_INIT_FREE;
+	return pid;
 }
 
 /* The server's loop, on its own stack; exits, never returns. */
@@ -401,14 +503,15 @@ static void serve_loop(void)
 		if (!rq->argv || !fds_high(rq)) {
 			reply(srv.sock, "error %ld", EPROTO);
 		} else {
-			/* fork(), but the child's parent is the harness
-			 * (invariant 2) */
-			pid = clone(child_main, h->stack + sizeof(h->stack),
-				    CLONE_PARENT | SIGCHLD, rq);
+			pid = spawn_child(rq);
 			if (pid < 0)
 				reply(srv.sock, "error %ld", errno);
 			else
 				reply(srv.sock, "pid %ld", pid);
+			/* an init sharing our memory copies the request
+			 * into its route's process: only then may it go */
+			if (pid > 0 && rq->started)
+				child_setup_wait_started(rq->started);
 		}
 		request_release(rq);
 		hand_empty(h);
@@ -446,6 +549,28 @@ static void find_stack_heap(void)
 		fclose(f);
 }
 
+/* Map the inits' stacks and words (invariant 9), not inherited; without
+ * them every init is a copy of the server. */
+static void init_slots_prepare(void)
+{
+	size_t page = (size_t)getpagesize();
+	size_t len = page + (size_t)INIT_SLOTS * INIT_STACK_SIZE;
+	char *m;
+
+	if (FC_SANITIZED)
+		return;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		 MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	if (madvise(m, len, MADV_DONTFORK) < 0) {
+		munmap(m, len);
+		return;
+	}
+	srv.init_words = (int *)m;
+	srv.init_stacks = m + page;
+}
+
 /* Map the loop's stack (not inherited) and the hand-over area (inherited,
  * read by each child); set the contexts up.  false: it cannot serve. */
 static bool serve_prepare(void)
@@ -464,6 +589,7 @@ static bool serve_prepare(void)
 		return false;
 	srv.hand = hand;
 	find_stack_heap();
+	init_slots_prepare();
 	srv.loop_ctx.uc_stack.ss_sp = stack + page;
 	srv.loop_ctx.uc_stack.ss_size = LOOP_STACK_SIZE;
 	srv.loop_ctx.uc_link = NULL;
@@ -507,6 +633,10 @@ int fork_server_serve(int *argc, char ***argv, void (*warm_up)(void))
 	srv.sock = (int)fdl;
 	srv.harness = getppid();
 	srv.self = getpid();
+	/* a contained child's init cannot ask getppid() (invariant 2) */
+	srv.harness_pidfd = child_setup_fd_high((int)syscall(SYS_pidfd_open,
+							     srv.harness, 0));
+	child_setup_id_maps(&srv.ids);
 	memset(srv.initial_actions, 0, sizeof(srv.initial_actions));
 	for (int s = 1; s < 32; s++)
 		sigaction(s, NULL, &srv.initial_actions[s]);

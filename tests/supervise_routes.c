@@ -71,8 +71,9 @@ static int describe(void)
 		printf("env %s\n", env[i]);
 	free(env);
 	printf("cwd %s\n", getcwd(cwd, sizeof(cwd)) ? cwd : "?");
-	printf("leader %d parent-is-harness %d\n", getpgrp() == getpid(),
-	       getppid() == atoi(getenv("SUPERVISE_TEST_HARNESS")));
+	/* contained: pid 2 of its namespace, under its init, in its group */
+	printf("pid %d parent %d group %d\n", (int)getpid(), (int)getppid(),
+	       (int)getpgrp());
 	d = opendir("/proc/self/fd");
 	while (d && (e = readdir(d)))
 		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
@@ -117,6 +118,65 @@ static int fsyncs(const char *dir)
 	snprintf(path, sizeof(path), "%s/out", dir);
 	close(open(path, O_WRONLY | O_CREAT, 0644));
 	return 0;
+}
+
+/* Sleep SUPERVISE_TEST_DELAY_MS, then append "late" to
+ * $SUPERVISE_TEST_DIR/late: the duplicate write of a route's leftover. */
+static int late_write(void)
+{
+	const char *delay = getenv("SUPERVISE_TEST_DELAY_MS");
+	long long ms = delay ? atoll(delay) : 1000;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	char path[4200];
+	int fd;
+
+	nanosleep(&ts, NULL);
+	snprintf(path, sizeof(path), "%s/late", getenv("SUPERVISE_TEST_DIR"));
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0 || write(fd, "late\n", 5) != 5)
+		return 1;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Leave a writer behind and exit 0: a double fork, the grandchild in a
+ * session of its own (setsid), exec'd as `sh -c 'sleep; echo late'` with
+ * $SUPERVISE_TEST_MARK as its $0, so /proc shows the marker in its
+ * argv and environment.  Returns once the writer runs (it creates
+ * $SUPERVISE_TEST_DIR/ready), so it is alive when the route ends.
+ */
+static int leave_writer(void)
+{
+	const char *dir = getenv("SUPERVISE_TEST_DIR");
+	const char *delay = getenv("SUPERVISE_TEST_DELAY_MS");
+	const char *mark = getenv("SUPERVISE_TEST_MARK");
+	char script[9000], ready[4200];
+	pid_t pid;
+	int status;
+
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	snprintf(script, sizeof(script), ": > '%s'; sleep %.3f; "
+		 "echo late >> '%s/late'", ready,
+		 (delay ? atoll(delay) : 1000) / 1000.0, dir);
+	unlink(ready);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		setsid();
+		if (fork() == 0) {
+			execl("/bin/sh", "sh", "-c", script,
+			      mark ? mark : "writer", (char *)NULL);
+			_exit(127);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 2;
+	for (int i = 0; i < 5000 && access(ready, F_OK) != 0; i++)
+		usleep(1000);
+	return access(ready, F_OK) == 0 ? 0 : 3;
 }
 
 static int svt_child_main(const char *mode)
@@ -177,6 +237,34 @@ static int svt_child_main(const char *mode)
 			0 : 1;
 	if (strcmp(mode, "fsyncs") == 0)
 		return fsyncs(getenv("SUPERVISE_TEST_DIR"));
+	if (strcmp(mode, "kill-init") == 0) {
+		/* try to end the init (and with it the report of our end) */
+		kill(1, SIGKILL);
+		kill(getppid(), SIGKILL);
+		kill(0, SIGKILL); /* our group: the init's too */
+		return 5;
+	}
+	if (strcmp(mode, "server-pid") == 0) {
+		printf("%d\n", (int)fork_server_pid());
+		return 0;
+	}
+	if (strcmp(mode, "leave-writer") == 0)
+		return leave_writer();
+	if (strcmp(mode, "daemon-writer") == 0) {
+		/* daemon(): the route's process exits 0 at once, its child
+		 * carries on in a session of its own */
+		if (daemon(1, 1) < 0)
+			return 1;
+		return late_write();
+	}
+	if (strcmp(mode, "writer-then-hit") == 0) {
+		/* a writer left behind, then a failpoint (the zombie case) */
+		int rc = leave_writer();
+
+		if (rc || ask(fd, "a") != 'c')
+			return rc ? rc : 11;
+		return 0;
+	}
 	if (strcmp(mode, "hang-noted") == 0) {
 		/* leave a note "PID-SERVERPID" in the test's dir, then hang */
 		char path[4200];
@@ -311,9 +399,15 @@ void svt_sigkill_supervisor(char *marker, const struct sv_spawn *req,
 		char err[256];
 
 		close(ready[0]);
+		static const char *const pass[] = { "SUPERVISE_TEST_MARK",
+						    NULL };
+
 		if (harness_marked)
 			putenv(marker);
+		/* the marker reaches what the harness starts only by name */
 		if (supervisor_new(&sv, err, sizeof(err)) ||
+		    (harness_marked &&
+		     supervisor_pass_env(sv, pass, err, sizeof(err))) ||
 		    supervisor_spawn(sv, req, &p, err, sizeof(err)))
 			_exit(1);
 		while (svt_count_marked(marker) < marked)
@@ -373,8 +467,17 @@ pid_t svt_certify_bg(const char *bin, const char *suite, const char *out,
 
 		dup2(null, 1);
 		dup2(null, 2);
-		if (env)
+		if (env) {
+			/* certify passes it on to its routes by name only */
+			char name[128];
+
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)strcspn(env, "="), env);
 			putenv(env);
+			execl(bin, bin, "certify", suite, "--out", out,
+			      "--work-dir", svt_tmp_dir, "--jobs", "2",
+			      "--pass-env", name, (char *)NULL);
+		}
 		execl(bin, bin, "certify", suite, "--out", out, "--work-dir",
 		      svt_tmp_dir, "--jobs", "2", (char *)NULL);
 		_exit(127);

@@ -42,7 +42,9 @@ int svt_count_marked(const char *needle);
 int svt_wait_unmarked(const char *needle, long long ms);
 
 /* A forked harness spawns req; once `marked` processes carry the marker
- * it dies by SIGKILL, and none of them may survive. */
+ * it dies by SIGKILL, and none of them may survive.  harness_marked: the
+ * marker is in the harness's environment, passed on to what it starts
+ * (supervisor_pass_env()). */
 void svt_sigkill_supervisor(char *marker, const struct sv_spawn *req,
 			    int marked, bool harness_marked);
 
@@ -52,7 +54,7 @@ const char *svt_fencecert(void);
 
 /* Start `BIN certify SUITE --out OUT --work-dir svt_tmp_dir --jobs 2` in
  * the background, output discarded, env (NAME=VALUE, or NULL) added to its
- * environment; its pid. */
+ * environment and passed on to its routes (--pass-env NAME); its pid. */
 pid_t svt_certify_bg(const char *bin, const char *suite, const char *out,
 		     char *env);
 

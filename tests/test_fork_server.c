@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
 #include "routes/fork_server.h"
@@ -153,6 +154,28 @@ static int child_memory(void)
 	return 0;
 }
 
+/* Contained (NS 1): pid 2 of a namespace of its own, under its init. */
+static int child_ns(void)
+{
+	if (getpid() != 2 || getppid() != 1)
+		return complain("pid %d parent %d, not 2 and 1", (int)getpid(),
+				(int)getppid());
+	return 0;
+}
+
+/* Leave a process behind in a session of its own, then exit 7. */
+static int child_leave(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setsid();
+		for (;;)
+			pause();
+	}
+	return pid > 0 ? 7 : complain("fork: %s", strerror(errno));
+}
+
 static int child_run(const char *mode)
 {
 	if (strcmp(mode, "signals") == 0)
@@ -163,6 +186,10 @@ static int child_run(const char *mode)
 		return child_rseq();
 	if (strcmp(mode, "exit0") == 0)
 		return 0;
+	if (strcmp(mode, "ns") == 0)
+		return child_ns();
+	if (strcmp(mode, "leave") == 0)
+		return child_leave();
 	return complain("unknown child mode '%s'", mode);
 }
 
@@ -229,12 +256,13 @@ static void exchange(struct server *s, const char *msg, size_t len,
 	reply[n] = '\0';
 }
 
-/* "spawn" with argv {self, "child", mode} and counts as given. */
-static size_t request(char *buf, size_t len, const char *argc,
-		      const char *envc, const char *mode)
+/* "spawn" with argv {self, "child", mode}, counts and namespace as
+ * given. */
+static size_t request_ns(char *buf, size_t len, const char *argc,
+			 const char *envc, const char *ns, const char *mode)
 {
 	size_t n = 0;
-	const char *parts[] = { "spawn", argc, envc, "", "0", "0", self_exe,
+	const char *parts[] = { "spawn", argc, envc, "", "0", "0", ns, self_exe,
 				"child", mode, "FORK_SERVER_TEST=1" };
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
@@ -245,6 +273,12 @@ static size_t request(char *buf, size_t len, const char *argc,
 		n += l;
 	}
 	return n;
+}
+
+static size_t request(char *buf, size_t len, const char *argc,
+		      const char *envc, const char *mode)
+{
+	return request_ns(buf, len, argc, envc, "0", mode);
 }
 
 /* Spawn "child MODE"; its pid (a child of ours), with its setup done. */
@@ -271,6 +305,45 @@ static pid_t spawn(struct server *s, const char *mode)
 	assert_int_equal(read(report[0], &c, 1), 0);
 	close(report[0]);
 	return (pid_t)pid;
+}
+
+static int exit_code(pid_t pid);
+
+/*
+ * Spawn "child MODE" contained (NS 1): the reply's pid is the namespace's
+ * init, which reports RUNNING once the route process is set up and END
+ * {the route's wait status, what it left and had to kill} when it has
+ * ended, then exits 0.  Returns the END record.
+ */
+static struct child_report spawn_contained(struct server *s, const char *mode)
+{
+	char msg[8192], reply[64];
+	int report[2], fds[4];
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	size_t len = request_ns(msg, sizeof(msg), "3", "1", "1", mode);
+	struct child_report rec;
+	long pid;
+
+	assert_true(nul >= 0);
+	assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+	fds[0] = nul;
+	fds[1] = nul;
+	fds[2] = 2;
+	fds[3] = report[1];
+	exchange(s, msg, len, fds, 4, reply, sizeof(reply));
+	close(nul);
+	close(report[1]);
+	if (sscanf(reply, "pid %ld", &pid) != 1)
+		fail_msg("reply '%s'", reply);
+	assert_int_equal(read(report[0], &rec, sizeof(rec)), sizeof(rec));
+	assert_int_equal(rec.what, CHILD_REPORT_RUNNING);
+	assert_int_equal(exit_code((pid_t)pid), 0);
+	assert_int_equal(read(report[0], &rec, sizeof(rec)), sizeof(rec));
+	assert_int_equal(rec.what, CHILD_REPORT_END);
+	/* every writer is gone: the init and everything in its namespace */
+	assert_int_equal(read(report[0], msg, 1), 0);
+	close(report[0]);
+	return rec;
 }
 
 static int exit_code(pid_t pid)
@@ -335,8 +408,37 @@ static void test_memory_inherited(void **state)
 	server_stop(&s);
 }
 
+/* Contained, a child is pid 2 of a PID namespace of its own; its init
+ * relays its exact exit status, and what it leaves running is killed and
+ * counted when it ends. */
+static void test_child_contained(void **state)
+{
+	struct server s;
+	struct child_report rec;
+
+	(void)state;
+	server_start(&s);
+	rec = spawn_contained(&s, "ns");
+	assert_true(WIFEXITED(rec.value));
+	assert_int_equal(WEXITSTATUS(rec.value), 0);
+	assert_int_equal(rec.killed, 0);
+	rec = spawn_contained(&s, "leave");
+	assert_true(WIFEXITED(rec.value));
+	assert_int_equal(WEXITSTATUS(rec.value), 7);
+	assert_int_equal(rec.killed, 1);
+	/* the route process starts as an exec'd one would, as uncontained */
+	rec = spawn_contained(&s, "signals");
+	assert_int_equal(rec.value, 0);
+	rec = spawn_contained(&s, "rseq");
+	assert_int_equal(rec.value, 0);
+	rec = spawn_contained(&s, "memory");
+	assert_int_equal(rec.value, 0);
+	server_stop(&s);
+}
+
 /* Malformed requests are answered "error EPROTO" (counts out of range,
- * not decimal, overflowing, missing) and the server goes on serving. */
+ * not decimal, overflowing, missing; an unknown namespace) and the server
+ * goes on serving. */
 static void test_malformed_requests(void **state)
 {
 	static const char *const counts[][2] = {
@@ -359,6 +461,17 @@ static void test_malformed_requests(void **state)
 		if (strcmp(reply, want) != 0)
 			fail_msg("counts '%s' '%s': reply '%s'", counts[i][0],
 				 counts[i][1], reply);
+	}
+	/* a namespace the protocol does not know */
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const bad[] = { "3", "", "x" };
+		int fds[4] = { 0, 1, 2, 2 };
+
+		exchange(&s, msg, request_ns(msg, sizeof(msg), "3", "1", bad[i],
+					     "exit0"), fds, 4, reply,
+			 sizeof(reply));
+		if (strcmp(reply, want) != 0)
+			fail_msg("NS '%s': reply '%s'", bad[i], reply);
 	}
 	/* a request without its fds */
 	exchange(&s, msg, request(msg, sizeof(msg), "3", "1", "exit0"), NULL,
@@ -404,6 +517,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_child_starts_as_exec),
 		cmocka_unit_test(test_memory_inherited),
+		cmocka_unit_test(test_child_contained),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_server_faults),
 	};

@@ -64,6 +64,12 @@ static void test_exit_and_signal(void **state)
 	assert_int_equal(sv_proc_status(b)->end, SV_SIGNALED);
 	assert_int_equal(sv_proc_status(b)->signal, SIGTERM);
 	assert_false(sv_proc_status(b)->timed_out);
+	/* contained, the status is the route's own, relayed by its init,
+	 * which had nothing else to kill */
+	for (int i = 0; i < 2; i++) {
+		assert_true(sv_proc_status(i ? b : a)->contained);
+		assert_int_equal(sv_proc_status(i ? b : a)->descendants_killed, 0);
+	}
 	assert_int_equal(supervisor_live(sv), 0);
 	/* nothing left: a wait without deadline returns at once */
 	assert_int_equal(supervisor_wait(sv, -1, &ev), 0);
@@ -182,6 +188,8 @@ static void test_timeout(void **state)
 	assert_int_equal(ev.kind, SV_EV_EXIT);
 	assert_true(sv_proc_status(p)->timed_out);
 	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	/* killed as a whole: what it left died uncounted */
+	assert_int_equal(sv_proc_status(p)->descendants_killed, -1);
 	assert_true(clock_mono_ms() - t0 >= 300);
 	assert_true(clock_mono_ms() - t0 < 5000);
 	supervisor_free(sv);
@@ -204,6 +212,8 @@ static void test_group_killed_after_leader(void **state)
 	svt_next_event(sv, p, &ev);
 	assert_int_equal(ev.kind, SV_EV_EXIT);
 	assert_int_equal(sv_proc_status(p)->code, 0);
+	/* the grandchild was alive when the route ended: killed, counted */
+	assert_int_equal(sv_proc_status(p)->descendants_killed, 1);
 	sv_proc_free(p);
 	/* the grandchild was in the group: nothing of the group survives */
 	assert_int_equal(kill(-pgid, 0), -1);

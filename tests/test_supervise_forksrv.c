@@ -42,8 +42,8 @@
 static void describe_via(supervisor *sv, bool fork_server, char *buf,
 			 size_t len)
 {
-	char out[4200], errf[4300], harness[64], *argv[4], err[256];
-	char *env[] = { (char *)"SUPERVISE_TEST_X=1", harness, NULL };
+	char out[4200], errf[4300], *argv[4], err[256];
+	char *env[] = { (char *)"SUPERVISE_TEST_X=1", NULL };
 	struct sv_event ev;
 	sv_proc *p = NULL;
 	FILE *f;
@@ -51,8 +51,6 @@ static void describe_via(supervisor *sv, bool fork_server, char *buf,
 
 	snprintf(out, sizeof(out), "%s/describe-%d", svt_tmp_dir, fork_server);
 	snprintf(errf, sizeof(errf), "%s.err", out);
-	snprintf(harness, sizeof(harness), "SUPERVISE_TEST_HARNESS=%d",
-		 (int)getpid());
 	svt_argv_for("describe", argv);
 	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){
 			.argv = argv, .env = env, .cwd = svt_tmp_dir,
@@ -78,7 +76,9 @@ static void describe_via(supervisor *sv, bool fork_server, char *buf,
 }
 
 /* What an attempt sees is the same exec'd and forked: environment, cwd,
- * fds, process group, parent, signals, rlimits. */
+ * fds, process group, parent, signals, rlimits.  Its environment is the
+ * request's and the allow-list's, never the harness's secret or anything
+ * else of the harness's (harness/proc/child_env.h). */
 static void test_forksrv_same_as_exec(void **state)
 {
 	static char viaexec[65536], viaserver[65536];
@@ -86,6 +86,9 @@ static void test_forksrv_same_as_exec(void **state)
 	char err[256];
 
 	(void)state;
+	setenv("FENCECERT_SIGNING_KEY", "forksrv-secret", 1);
+	setenv("SUPERVISE_TEST_NOT_ALLOWED", "1", 1);
+	setenv("LC_SUPERVISE_TEST", "allowed", 1);
 	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
 	describe_via(sv, false, viaexec, sizeof(viaexec));
 	assert_int_equal(supervisor_fork_servers(sv), 0);
@@ -104,13 +107,21 @@ static void test_forksrv_same_as_exec(void **state)
 	assert_non_null(strstr(viaserver, "env FENCECERT_FAILPOINT_FD=3\n"));
 	assert_non_null(strstr(viaserver, "env SUPERVISE_TEST_X=1\n"));
 	assert_null(strstr(viaserver, PROTO_ENV_FORK_SERVER_FD));
-	assert_non_null(strstr(viaserver, "leader 1 parent-is-harness 1\n"));
+	/* pid 2 of a namespace of its own, under its init, in its group */
+	assert_non_null(strstr(viaserver, "pid 2 parent 1 group 1\n"));
+	assert_null(strstr(viaserver, "FENCECERT_SIGNING_KEY"));
+	assert_null(strstr(viaserver, "forksrv-secret"));
+	assert_null(strstr(viaserver, "SUPERVISE_TEST_NOT_ALLOWED"));
+	assert_non_null(strstr(viaserver, "env LC_SUPERVISE_TEST=allowed\n"));
 	assert_non_null(strstr(viaserver, "fd 0\nfd 1\nfd 2\nfd 3\nSig"));
 	/* the server is reused */
 	describe_via(sv, true, viaserver, sizeof(viaserver));
 	assert_string_equal(viaexec, viaserver);
 	assert_int_equal(supervisor_fork_servers(sv), 1);
 	supervisor_free(sv);
+	unsetenv("FENCECERT_SIGNING_KEY");
+	unsetenv("SUPERVISE_TEST_NOT_ALLOWED");
+	unsetenv("LC_SUPERVISE_TEST");
 }
 
 static void expect_spawn_error(supervisor *sv, char **argv, const char *msg,
@@ -155,8 +166,36 @@ static void test_forksrv_no_hello(void **state)
 	supervisor_free(sv);
 }
 
+/* The pid of the fork server that spawns "server-pid". */
+static pid_t server_pid(supervisor *sv)
+{
+	char out[4200], *argv[4], err[256], buf[32] = "";
+	struct sv_event ev;
+	sv_proc *p = NULL;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/server-pid", svt_tmp_dir);
+	svt_argv_for("by-env", argv);
+	assert_int_equal(supervisor_spawn(sv, &(struct sv_spawn){
+			.argv = argv, .stdout_path = out, .timeout_ms = 10000,
+			.env = (char *[]){ (char *)"SUPERVISE_TEST_MODE=server-pid",
+					   NULL },
+			.fork_server = true }, &p, err, sizeof(err)), 0);
+	svt_next_event(sv, p, &ev);
+	assert_int_equal(sv_proc_status(p)->code, 0);
+	sv_proc_free(p);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_true(atoi(buf) > 0);
+	return (pid_t)atoi(buf);
+}
+
 /* A server that died is started again; one that answers garbage is given
- * up on after one restart; "error N" fails the spawn with N. */
+ * up on after one restart; "error N" fails the spawn with N.  An attempt
+ * cannot kill its server: the server is outside the attempt's PID
+ * namespace, so the pid it knows names nothing in there. */
 static void test_forksrv_restart(void **state)
 {
 	static const char bogus[] =
@@ -173,19 +212,24 @@ static void test_forksrv_restart(void **state)
 	sv_proc *p;
 	struct sv_event ev;
 	char err[256];
+	pid_t server;
 
 	(void)state;
 	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
 	svt_use_forksrv = true;
+	server = server_pid(sv);
 	p = svt_spawn_mode(sv, "by-env", false, 10000, killer);
 	svt_next_event(sv, p, &ev);
-	assert_int_equal(sv_proc_status(p)->code, 0);
+	assert_int_equal(sv_proc_status(p)->code, 1); /* its kill failed */
 	sv_proc_free(p);
+	assert_int_equal(server_pid(sv), server);
+	assert_int_equal(kill(server, SIGKILL), 0);
 	/* the server is gone: the next spawn starts another */
 	p = svt_spawn_mode(sv, "by-env", false, 10000, exit3);
 	svt_next_event(sv, p, &ev);
 	assert_int_equal(sv_proc_status(p)->code, 3);
 	assert_int_equal(supervisor_fork_servers(sv), 1);
+	assert_int_not_equal(server_pid(sv), server);
 	svt_use_forksrv = false;
 	supervisor_free(sv);
 

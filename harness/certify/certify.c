@@ -123,8 +123,13 @@ static json_t *work(void *ctx, json_t *job)
 		return work_error("malformed job");
 	rs = &w->s->routes[ri];
 	sc = &w->s->scenarios[si];
-	if (!w->sv && supervisor_new(&w->sv, err, sizeof(err)))
-		return work_error(err);
+	if (!w->sv) {
+		if (supervisor_new(&w->sv, err, sizeof(err)))
+			return work_error(err);
+		supervisor_allow_uncontained(w->sv, w->o->uncontained);
+		if (supervisor_pass_env(w->sv, w->o->pass_env, err, sizeof(err)))
+			return work_error(err);
+	}
 	if (schedule_parse(sched, &faults, &nfaults, err, sizeof(err)))
 		return work_error(err);
 	snprintf(dir, sizeof(dir), "%s/r%d-s%d-j%d", w->o->work_dir, ri, si, id);

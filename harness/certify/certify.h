@@ -47,6 +47,12 @@ struct certify_opts {
 				    NULL when the suite declares none */
 	int shard_index;         /* --shard I/N: 1..shard_count */
 	int shard_count;         /* 0: not sharded */
+	/* --pass-env: names every process a worker starts gets from our
+	 * environment besides the allow-list (harness/proc/child_env.h);
+	 * NULL-terminated, or NULL */
+	const char *const *pass_env;
+	bool uncontained;        /* --uncontained: run routes without a PID
+				    namespace where none can be made */
 };
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,

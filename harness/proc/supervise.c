@@ -40,12 +40,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/protocol.h"
 #include "harness/proc/channel.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
 
 /* The SIGCHLD self-pipe is process-wide, so is the one supervisor. */
@@ -86,9 +88,17 @@ int supervisor_new(supervisor **out, char *err, size_t errlen)
 	sv->null_fd = -1;
 	sv->chld_pending = true;
 	sv->forksrv_timeout_ms = FORKSRV_TIMEOUT_MS;
+	sv->contain = supervisor_containment(sv->contain_why,
+					     sizeof(sv->contain_why));
+	/* what a contained child's init watches for our death (getppid()
+	 * tells it nothing in a new namespace); without it, PDEATHSIG alone */
+	sv->self_pidfd = child_setup_fd_high((int)syscall(SYS_pidfd_open,
+							  getpid(), 0));
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "cannot create self-pipe: %s",
 			 strerror(errno));
+		if (sv->self_pidfd >= 0)
+			close(sv->self_pidfd);
 		free(sv);
 		return FC_IO;
 	}
@@ -97,6 +107,8 @@ int supervisor_new(supervisor **out, char *err, size_t errlen)
 		close(chld_pipe[0]);
 		close(chld_pipe[1]);
 		chld_pipe[0] = chld_pipe[1] = -1;
+		if (sv->self_pidfd >= 0)
+			close(sv->self_pidfd);
 		free(sv);
 		return rc;
 	}
@@ -123,12 +135,35 @@ void supervisor_free(supervisor *sv)
 	watchdog_stop(&sv->wd);
 	if (sv->null_fd >= 0)
 		close(sv->null_fd);
+	if (sv->self_pidfd >= 0)
+		close(sv->self_pidfd);
 	sigaction(SIGCHLD, &sv->old_chld, NULL);
 	close(chld_pipe[0]);
 	close(chld_pipe[1]);
 	chld_pipe[0] = chld_pipe[1] = -1;
 	the_supervisor = NULL;
 	free(sv);
+}
+
+void supervisor_allow_uncontained(supervisor *sv, bool allow)
+{
+	sv->uncontained_ok = allow;
+}
+
+int supervisor_pass_env(supervisor *sv, const char *const *names, char *err,
+			size_t errlen)
+{
+	for (size_t i = 0; names && names[i]; i++) {
+		const char *why = child_env_pass_refused(names[i]);
+
+		if (why) {
+			snprintf(err, errlen, "cannot pass '%.64s' on to routes: %s",
+				 names[i], why);
+			return FC_USAGE;
+		}
+	}
+	sv->pass_env = names;
+	return 0;
 }
 
 size_t supervisor_live(const supervisor *sv)

@@ -26,6 +26,17 @@
  *     its filter; the listener is answered from the same poll loop, so no
  *     wait of the supervisor ever blocks on a route stopped at a syscall.
  *     Processes without a plan get no filter and pay nothing.
+ *  7. Contained (the default): every process runs in a PID namespace of
+ *     its own behind a minimal init of the harness's (common/child_setup.h),
+ *     so when it ends, everything it started ends too -- setsid, double
+ *     fork and daemon() included -- and its status says how many such
+ *     descendants were still alive and killed then.  A paused process's
+ *     namespace lives until it is resumed and ends, or is killed.  When
+ *     no namespace can be made (supervisor_containment()), spawns fail
+ *     unless supervisor_allow_uncontained() said otherwise.
+ *  8. Its environment is built from nothing (harness/proc/child_env.h):
+ *     the request's entries, the allow-list and the names passed on with
+ *     supervisor_pass_env(); never the harness's own secret.
  *
  * One supervisor per process (it owns the SIGCHLD handler, which only writes
  * to a self-pipe).  supervisor_new() also makes the calling process a child
@@ -48,6 +59,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/child_setup.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "harness/inject/inject_seccomp.h"
@@ -58,8 +70,9 @@ typedef struct sv_proc sv_proc;
 
 struct sv_spawn {
 	char *const *argv;       /* argv[0] is searched in PATH */
-	char *const *env;        /* "NAME=value" set on top of the current
-				    environment; NULL-terminated or NULL */
+	char *const *env;        /* "NAME=value" the process gets, besides
+				    the allow-list (invariant 8);
+				    NULL-terminated or NULL */
 	const char *cwd;         /* NULL: inherit */
 	const char *stdout_path; /* created or truncated; NULL: /dev/null */
 	const char *stderr_path;
@@ -118,9 +131,41 @@ struct sv_status {
 	bool killed;         /* sv_proc_kill() was called */
 	long long start_ms;  /* monotonic */
 	long long end_ms;
+	bool contained;      /* it ran in a PID namespace of its own */
+	/* Processes it had started that were still alive when it ended and
+	 * were killed then (its namespace's init counted them); 0: none.
+	 * -1: not known -- it ran uncontained, or it was killed as a whole
+	 * (a kill, a timeout, a syscall fault: everything in its namespace
+	 * died with it, uncounted). */
+	int descendants_killed;
 };
 
 int supervisor_new(supervisor **out, char *err, size_t errlen) FC_MUST_CHECK;
+
+/*
+ * How this process's children can be contained, found out once per
+ * process and kept (a forked worker inherits the answer): a PID namespace
+ * (CHILD_CONTAIN_PID, root), else a PID namespace inside a user namespace
+ * of their own with the caller's ids mapped to themselves
+ * (CHILD_CONTAIN_USER), else CHILD_CONTAIN_NONE with `why` saying what
+ * the kernel refused (why may be NULL).
+ */
+enum child_contain supervisor_containment(char *why, size_t whylen);
+
+/* "pid-namespace", "user-namespace", "none". */
+const char *supervisor_containment_name(enum child_contain how);
+
+/* Run processes uncontained when no namespace can be made (`certify
+ * --uncontained`); without it such a spawn fails, saying why. */
+void supervisor_allow_uncontained(supervisor *sv, bool allow);
+
+/* Names every process started from now on gets from the harness's
+ * environment besides the allow-list (`certify --pass-env`), each checked
+ * by child_env_pass_refused() first; names (NULL-terminated, or NULL)
+ * must outlive sv.  FC_USAGE, with err saying which and why, when one
+ * may not be passed on: then nothing changed. */
+int supervisor_pass_env(supervisor *sv, const char *const *names, char *err,
+			size_t errlen) FC_MUST_CHECK;
 
 /* Kill every process still running, stop the watchdog.  NULL is a no-op. */
 void supervisor_free(supervisor *sv);

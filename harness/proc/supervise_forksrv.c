@@ -50,6 +50,8 @@
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
 
+/* Besides the allow-list (child_env.h): a server is route code, and gets
+ * no more of ours than an attempt does. */
 static char *const server_env[] = { (char *)"LD_BIND_NOW=1", NULL };
 
 void supervisor_set_fork_server_timeout(supervisor *sv, long long ms)
@@ -208,8 +210,9 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 	return 0;
 }
 
-/* The request's text part: "spawn", counts, cwd, argv, env (and room for
- * the filter after it); NULL when it would exceed the maximum. */
+/* The request's text part: "spawn", counts, cwd, the failpoint flag, the
+ * filter's length, the namespace, argv, env (and room for the filter
+ * after it); NULL when it would exceed the maximum. */
 static char *request_text(const struct sv_spawn *req,
 			  const struct child_plan *cp, size_t bpf_len,
 			  size_t *len)
@@ -224,7 +227,8 @@ static char *request_text(const struct sv_spawn *req,
 		envc++;
 	hl = snprintf(head, sizeof(head), "%s%c%zu%c%zu%c", FORK_SERVER_SPAWN,
 		      0, argc, 0, envc, 0);
-	n = (size_t)hl + strlen(req->cwd ? req->cwd : "") + 1 + 2 + 24 + bpf_len;
+	n = (size_t)hl + strlen(req->cwd ? req->cwd : "") + 1 + 2 + 24 + 2 +
+	    bpf_len;
 	for (size_t i = 0; i < argc; i++)
 		n += strlen(req->argv[i]) + 1;
 	for (size_t i = 0; i < envc; i++)
@@ -233,7 +237,8 @@ static char *request_text(const struct sv_spawn *req,
 		return NULL;
 	memcpy(msg, head, (size_t)hl);
 	w = stpcpy(msg + hl, req->cwd ? req->cwd : "") + 1;
-	w += sprintf(w, "%d%c%zu", cp->cs.fp_fd >= 0, 0, bpf_len) + 1;
+	w += sprintf(w, "%d%c%zu%c%d", cp->cs.fp_fd >= 0, 0, bpf_len, 0,
+		     (int)cp->cs.contain) + 1;
 	for (size_t i = 0; i < argc; i++)
 		w = stpcpy(w, req->argv[i]) + 1;
 	for (size_t i = 0; i < envc; i++)

@@ -26,6 +26,7 @@
 #include <signal.h>
 
 #include "common/child_setup.h"
+#include "common/sanitizer.h"
 #include "harness/proc/supervise.h"
 #include "harness/proc/watchdog.h"
 
@@ -49,6 +50,13 @@ struct sv_proc {
 	struct sv_sysfault *sysfaults; /* up to SV_SYSFAULT_LOG */
 	size_t nsysfaults, sysfaults_total;
 	char sess_err[200];
+	/* contained: the read end of its report pipe (non-blocking), where
+	 * its init writes CHILD_REPORT_END; -1 otherwise or once read */
+	int report_fd;
+	struct child_report end; /* CHILD_REPORT_END, once read */
+	bool have_end;
+	char *stacks;          /* the init's and the route's stacks when the
+				  init shares our memory; freed once reaped */
 };
 
 /* One fork server (supervise_forksrv.c): a helper process started by
@@ -74,12 +82,19 @@ struct supervisor {
 	struct sigaction old_chld;
 	bool chld_pending;      /* SIGCHLD seen since the last reap() */
 	int null_fd;            /* /dev/null, every child's stdin; -1: not yet */
+	enum child_contain contain;  /* supervisor_containment() */
+	char contain_why[200];       /* why it is CHILD_CONTAIN_NONE */
+	bool uncontained_ok;         /* supervisor_allow_uncontained() */
+	int self_pidfd;         /* a pidfd of this process: a contained
+				   child's init sees it readable if we died */
+	const char *const *pass_env; /* supervisor_pass_env() */
 };
 
 /* --- supervise_proc.c ---------------------------------------------------- */
 
-/* The leader was reaped with `status` at `now`: record how it ended and
- * SIGKILL the rest of its group. */
+/* The leader was reaped with `status` at `now`: record how it ended (a
+ * contained process's as its init reported it) and SIGKILL the rest of
+ * its group. */
 void sv__record_end(sv_proc *p, int status, long long now);
 
 /* Reap what is left of an ended process's group; once the group is empty,
@@ -102,7 +117,16 @@ struct child_plan {
 	struct child_setup cs;
 	char *const *argv;
 	char **envp;
+	char *stacks;          /* exec'd and contained: the init's stack
+				  (the upper half) and the route's */
 };
+
+/* Each half of child_plan.stacks (sanitized frames are big). */
+#if FC_SANITIZED
+#define SV_CHILD_STACK_SIZE (64 * 1024)
+#else
+#define SV_CHILD_STACK_SIZE (32 * 1024)
+#endif
 
 /* Another way to start the child than clone-and-exec here: launch() makes
  * the process cp describes and gives its pid, which is then our child as

@@ -18,6 +18,12 @@
  *     (sv__record_end()): nothing a route started may outlive it.
  *  3. sv__handle_syscall() never waits for the route: one notification,
  *     polled with a zero timeout, answered before it returns.
+ *  4. A contained process's end is its init's report (CHILD_REPORT_END:
+ *     the route's own wait status, the descendants it killed), read once
+ *     the init is reaped; without one (the init was killed, and its
+ *     namespace with it) the init's status stands and the descendants
+ *     are not known (-1).  Its stacks are freed only once it is reaped:
+ *     an exec'd attempt's init runs on our memory.
  */
 #include <errno.h>
 #include <signal.h>
@@ -49,8 +55,34 @@ void sv__group_collect(sv_proc *p)
 	}
 }
 
+/* A contained process's init wrote how the route ended before it exited
+ * (once reaped, every writer of the pipe is gone: the read never waits).
+ * Without it (the init was killed, so was everything in its namespace),
+ * the init's own status stands and the descendants are not known. */
+static void read_end(sv_proc *p, int *status)
+{
+	struct child_report rec;
+
+	if (p->report_fd >= 0 && !p->have_end &&
+	    read(p->report_fd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec) &&
+	    rec.what == CHILD_REPORT_END) {
+		p->end = rec;
+		p->have_end = true;
+	}
+	if (p->report_fd >= 0)
+		close(p->report_fd);
+	p->report_fd = -1;
+	free(p->stacks); /* the init is gone */
+	p->stacks = NULL;
+	if (p->have_end) {
+		*status = p->end.value;
+		p->st.descendants_killed = p->end.killed;
+	}
+}
+
 void sv__record_end(sv_proc *p, int status, long long now)
 {
+	read_end(p, &status);
 	if (WIFEXITED(status)) {
 		p->st.end = SV_EXITED;
 		p->st.code = WEXITSTATUS(status);
@@ -97,6 +129,9 @@ void sv__proc_release(sv_proc *p)
 	group_drain(p);
 	if (p->fp_fd >= 0)
 		close(p->fp_fd);
+	if (p->report_fd >= 0)
+		close(p->report_fd);
+	free(p->stacks); /* reaped above, or never started */
 	inject_seccomp_session_free(p->sess);
 	free(p->sysfaults);
 	free(p);

@@ -1,28 +1,39 @@
 /*
  * supervise_spawn.c -- start one process for the supervisor (supervise.h):
- * its channels, the child (cloned here and exec'd, or cloned by a fork
- * server), and whether it got as far as running the route.
+ * its environment and channels, the child (cloned here and exec'd, or
+ * cloned by a fork server), its namespace, and whether it got as far as
+ * running the route.
  *
  * Invariants:
  *  1. Everything that allocates happens before the clone (the environment,
- *     the compiled seccomp filter); the child only runs
- *     child_setup_exec() (common/child_setup.h), async-signal-safe, until
- *     exec.
+ *     the compiled seccomp filter, the stacks); the child only runs
+ *     common/child_setup.c, async-signal-safe, until exec.
  *  2. Every fd the parent opens is close-on-exec and numbered above
  *     PROTO_FAILPOINT_FD (child_setup_fd_high()), so the child's dup2s onto
  *     0-3 clobber nothing it needs; the child holds exactly 0-2 and its
  *     failpoint end as fd 3, as through a fork server.
  *  3. Setup and exec failures come back as the child's errno over a
- *     close-on-exec pipe: EOF on it means the route runs.
- *  4. The child shares our memory until it execs (CLONE_VM | CLONE_VFORK,
- *     as posix_spawn does; fork under the sanitizers), and our signals are
- *     blocked until it has reset their dispositions, so no handler of ours
- *     ever runs in it.
- *  5. With a seccomp plan the child is forked instead: loading the filter
- *     is its last step before exec, and until exec is confirmed the parent
- *     must run, answering notifications while it waits on the exec pipe
- *     (the child's write of its errno would itself be intercepted).  The
- *     listener comes back over a socketpair.
+ *     close-on-exec pipe (struct child_report): EOF (uncontained) or
+ *     CHILD_REPORT_RUNNING (contained) means the route runs.  A contained
+ *     process's pipe stays open: its init reports there how the route
+ *     ended (supervise_proc.c reads it).
+ *  4. Uncontained, the child shares our memory until it execs (CLONE_VM |
+ *     CLONE_VFORK, as posix_spawn does; fork under the sanitizers).
+ *     Contained, the child is the init of a new PID namespace; it shares
+ *     our memory for the attempt's life (CLONE_VM without CLONE_VFORK:
+ *     child_setup.h, invariant 4) where child_setup_can_share(), and the
+ *     route process it starts shares it until it execs.  Either way our
+ *     signals are blocked until the child has reset their dispositions
+ *     (contained and sharing: until the route process has exec'd), so no
+ *     handler of ours ever runs in it, and we touch no errno it may write.
+ *  5. With a seccomp plan the child gets memory of its own (fork, or a
+ *     private init): loading the filter is the route's last step before
+ *     exec, and until exec is confirmed the parent must run, answering
+ *     notifications while it waits on the exec pipe (the child's write of
+ *     its errno would itself be intercepted).  The listener comes back
+ *     over a socketpair.
+ *  6. The environment is built from nothing (child_env.h): the request's
+ *     entries, the allow-list, the names passed on, the channel's fd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,9 +54,8 @@
 #include "common/fds.h"
 #include "common/protocol.h"
 #include "common/sanitizer.h"
+#include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
-
-extern char **environ;
 
 static int open_out(const char *path)
 {
@@ -54,53 +65,47 @@ static int open_out(const char *path)
 					O_CLOEXEC, 0644));
 }
 
-static bool env_overridden(const char *entry, char *const *env, const char *extra)
+/* --- containment ---------------------------------------------------------- */
+
+static int probed = -1;          /* enum child_contain, once known */
+static char probe_why[200];
+
+enum child_contain supervisor_containment(char *why, size_t whylen)
 {
-	size_t len = strcspn(entry, "=");
+	if (probed < 0) {
+		int pid_err = child_contain_probe(CHILD_CONTAIN_PID), user_err = 0;
 
-	if (extra && strncmp(entry, extra, len) == 0 && extra[len] == '=')
-		return true;
-	for (size_t i = 0; env && env[i]; i++)
-		if (strncmp(entry, env[i], len) == 0 && env[i][len] == '=')
-			return true;
-	return false;
-}
-
-/* The child's environment: ours, minus what the request sets, minus any
- * inherited failpoint or fork server fd, plus the request's entries and
- * `fpvar`. */
-static char **build_env(char *const *env, const char *fpvar)
-{
-	size_t n = 0, extra = 0, k = 0;
-	char **out;
-
-	for (char **e = environ; e && *e; e++)
-		n++;
-	for (size_t i = 0; env && env[i]; i++)
-		extra++;
-	out = calloc(n + extra + 2, sizeof(*out));
-	if (!out)
-		return NULL;
-	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, PROTO_ENV_FAILPOINT_FD "=",
-			    sizeof(PROTO_ENV_FAILPOINT_FD)) == 0 ||
-		    strncmp(*e, PROTO_ENV_FORK_SERVER_FD "=",
-			    sizeof(PROTO_ENV_FORK_SERVER_FD)) == 0 ||
-		    env_overridden(*e, env, NULL))
-			continue;
-		out[k++] = *e;
+		if (!pid_err)
+			probed = CHILD_CONTAIN_PID;
+		else if (!(user_err = child_contain_probe(CHILD_CONTAIN_USER)))
+			probed = CHILD_CONTAIN_USER;
+		else {
+			probed = CHILD_CONTAIN_NONE;
+			snprintf(probe_why, sizeof(probe_why), "a new PID "
+				 "namespace: %s; a new user and PID namespace: %s",
+				 strerror(-pid_err), strerror(-user_err));
+		}
 	}
-	for (size_t i = 0; i < extra; i++)
-		out[k++] = env[i];
-	if (fpvar)
-		out[k++] = (char *)fpvar;
-	out[k] = NULL;
-	return out;
+	if (why)
+		snprintf(why, whylen, "%s", probe_why);
+	return (enum child_contain)probed;
 }
+
+const char *supervisor_containment_name(enum child_contain how)
+{
+	switch (how) {
+	case CHILD_CONTAIN_PID:
+		return "pid-namespace";
+	case CHILD_CONTAIN_USER:
+		return "user-namespace";
+	default:
+		return "none";
+	}
+}
+
+/* --- starting the child --------------------------------------------------- */
 
 #if !FC_SANITIZED
-#define CHILD_STACK_SIZE (64 * 1024)
-
 static int child_main(void *arg)
 {
 	const struct child_plan *cp = arg;
@@ -109,49 +114,54 @@ static int child_main(void *arg)
 }
 #endif
 
-/*
- * Start the child.  fork() copies the page tables of the whole harness and
- * makes every page it then writes fault once; a certification starts
- * thousands of attempts, so the child borrows our memory instead until its
- * exec (invariant 4).  Sanitized builds fork.
- */
-#if !FC_SANITIZED
-static pid_t start_shared(const struct child_plan *cp);
-#endif
-
-static pid_t start_child(const struct child_plan *cp)
+static int init_shared_main(void *arg)
 {
-#if !FC_SANITIZED
-	if (!cp->cs.filter)
-		return start_shared(cp);
-#endif
-	{
-		pid_t pid = fork(); /* invariant 5 */
+	const struct child_plan *cp = arg;
 
-		if (pid == 0)
-			child_setup_exec(&cp->cs, cp->argv, cp->envp);
-		return pid;
-	}
+	child_setup_init_shared(&cp->cs, cp->argv, cp->envp,
+				cp->stacks + SV_CHILD_STACK_SIZE);
 }
 
-#if !FC_SANITIZED
-static pid_t start_shared(const struct child_plan *cp)
+static int init_private_main(void *arg)
 {
-	char *stack = malloc(CHILD_STACK_SIZE);
-	sigset_t all, old;
+	const struct child_plan *cp = arg;
+
+	child_setup_init_private(&cp->cs, cp->argv, cp->envp,
+				 cp->stacks + SV_CHILD_STACK_SIZE);
+}
+
+/*
+ * Start the child, with every signal of ours blocked meanwhile; *old is
+ * the mask to restore, which the caller does once the child's report says
+ * it runs (invariant 4).  fork() copies the page tables of the whole
+ * harness and makes every page it then writes fault once; a certification
+ * starts thousands of attempts, so the child borrows our memory instead
+ * (sanitized builds and seccomp plans aside).
+ */
+static pid_t start_child(const struct child_plan *cp, sigset_t *old)
+{
+	int ns = child_contain_flags(cp->cs.contain);
+	sigset_t all;
 	pid_t pid;
 
-	if (!stack)
-		return -1;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(child_main, stack + CHILD_STACK_SIZE,
-		    CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)cp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	free(stack);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+	if (ns && child_setup_can_share() && !cp->cs.filter)
+		pid = clone(init_shared_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
+			    CLONE_VM | ns | SIGCHLD, (void *)cp);
+	else if (ns)
+		pid = clone(init_private_main,
+			    cp->stacks + 2 * SV_CHILD_STACK_SIZE, ns | SIGCHLD,
+			    (void *)cp);
+#if !FC_SANITIZED
+	else if (!cp->cs.filter)
+		pid = clone(child_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
+			    CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)cp);
+#endif
+	else if ((pid = fork()) == 0) /* invariant 5 */
+		child_setup_exec(&cp->cs, cp->argv, cp->envp);
 	return pid;
 }
-#endif
 
 static void close_fds(int *fds, size_t n)
 {
@@ -160,12 +170,14 @@ static void close_fds(int *fds, size_t n)
 			close(fds[i]);
 }
 
-/* Read the child's exec report (an errno, or EOF once exec worked).  With
- * a session, notifications are answered meanwhile (invariant 5). */
-static ssize_t read_exec_report(sv_proc *p, int fd, int *child_errno)
+/* Read the child's report: 0 when the route runs (EOF, RUNNING, or
+ * already END: kept for sv__record_end()), else the errno it failed with.
+ * With a session, notifications are answered meanwhile (invariant 5). */
+static int read_report(sv_proc *p, int fd)
 {
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN } };
+		struct child_report rec;
 		nfds_t n = 1;
 		ssize_t r;
 
@@ -177,16 +189,25 @@ static ssize_t read_exec_report(sv_proc *p, int fd, int *child_errno)
 		if (poll(pf, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;
+			return 0; /* its end will tell */
 		}
 		if (n == 2 && pf[1].revents && sv__handle_syscall(p) < 0)
 			continue; /* recorded; the call was answered */
 		if (!pf[0].revents)
 			continue;
-		while ((r = read(fd, child_errno, sizeof(*child_errno))) < 0 &&
-		       errno == EINTR)
+		while ((r = read(fd, &rec, sizeof(rec))) < 0 && errno == EINTR)
 			;
-		return r;
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r != (ssize_t)sizeof(rec))
+			return 0; /* EOF: exec'd (uncontained) */
+		if (rec.what == CHILD_REPORT_ERRNO)
+			return rec.value > 0 ? rec.value : EIO;
+		if (rec.what == CHILD_REPORT_END) {
+			p->end = rec;
+			p->have_end = true;
+		}
+		return 0;
 	}
 }
 
@@ -212,16 +233,55 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 }
 
 /* Start the child: through the launcher, or clone and exec. */
+/* Start the child: through the launcher, or clone and exec; *masked
+ * when our signals are blocked until the caller restores *old. */
 static int launch(const struct sv_launcher *via, const struct sv_spawn *req,
-		  const struct child_plan *cp, pid_t *pid, char *err,
-		  size_t errlen)
+		  const struct child_plan *cp, pid_t *pid, sigset_t *old,
+		  bool *masked, char *err, size_t errlen)
 {
+	*masked = false;
 	if (via)
 		return via->launch(via->ctx, req, cp, pid, err, errlen);
-	*pid = start_child(cp);
+	*pid = start_child(cp, old);
+	*masked = true;
 	if (*pid < 0) {
 		snprintf(err, errlen, "cannot start a process: %s",
 			 strerror(errno));
+		return FC_IO;
+	}
+	return 0;
+}
+
+/* How a spawn is contained: servers never (their clones are), others as
+ * the supervisor can, or not at all where that is allowed.  -1 with err
+ * set when it may not run. */
+static int containment(supervisor *sv, const struct sv_spawn *req,
+		       bool server, char *err, size_t errlen)
+{
+	if (server || sv->contain != CHILD_CONTAIN_NONE)
+		return server ? CHILD_CONTAIN_NONE : (int)sv->contain;
+	if (sv->uncontained_ok)
+		return CHILD_CONTAIN_NONE;
+	snprintf(err, errlen, "cannot run '%s' in a PID namespace of its own "
+		 "(%s); 'fencecert certify --uncontained' runs routes without "
+		 "one", req->argv[0], sv->contain_why);
+	return -1;
+}
+
+/* The report pipe: close-on-exec and above fd 3; our end non-blocking. */
+static int report_pipe(int *fds, char *err, size_t errlen)
+{
+	int rp[2];
+
+	if (pipe2(rp, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "cannot create exec pipe: %s",
+			 strerror(errno));
+		return FC_IO;
+	}
+	fds[5] = child_setup_fd_high(rp[0]);
+	fds[6] = child_setup_fd_high(rp[1]);
+	if (fds[5] < 0 || fds[6] < 0) {
+		snprintf(err, errlen, "cannot set up exec pipe");
 		return FC_IO;
 	}
 	return 0;
@@ -235,24 +295,29 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	char fpvar[48];
-	struct child_plan cp;
+	struct child_plan cp = { 0 };
+	sigset_t old;
 	void *bpf = NULL;
 	size_t bpf_len = 0;
 	sv_proc *p;
 	pid_t pid;
-	int child_errno = 0, attach_rc = 0, rc;
-	ssize_t r;
+	int child_errno = 0, attach_rc = 0, rc, how;
+	bool masked;
 
 	*out = NULL;
 	if (!req->argv || !req->argv[0]) {
 		snprintf(err, errlen, "empty command");
 		return FC_USAGE;
 	}
+	how = containment(sv, req, server, err, errlen);
+	if (how < 0)
+		return FC_IO;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
+	p->report_fd = -1;
 	/* every child's stdin: one /dev/null the supervisor keeps open */
 	if (sv->null_fd < 0)
 		sv->null_fd = child_setup_fd_high(open("/dev/null",
@@ -284,16 +349,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 			 PROTO_ENV_FORK_SERVER_FD : PROTO_ENV_FAILPOINT_FD,
 			 PROTO_FAILPOINT_FD);
 	}
-	{
-		int rp[2];
-		if (pipe2(rp, O_CLOEXEC) < 0) {
-			snprintf(err, errlen, "cannot create exec pipe: %s",
-				 strerror(errno));
-			goto fail;
-		}
-		fds[5] = child_setup_fd_high(rp[0]);
-		fds[6] = child_setup_fd_high(rp[1]);
-	}
+	if (report_pipe(fds, err, errlen))
+		goto fail;
 	if (req->seccomp) {
 		int sp[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -318,7 +375,9 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	}
 	cp = (struct child_plan){
 		.cs = {
-			.parent = getpid(), .in_fd = sv->null_fd,
+			.parent = getpid(), .parent_pidfd = sv->self_pidfd,
+			.contain = (enum child_contain)how,
+			.in_fd = sv->null_fd,
 			.out_fd = fds[1], .err_fd = fds[2], .fp_fd = fds[4],
 			.report_fd = fds[6], .cwd = req->cwd,
 			.filter = bpf,
@@ -327,17 +386,21 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		},
 		.argv = req->argv,
 	};
-	cp.envp = build_env(req->env, req->failpoints || server ? fpvar : NULL);
-	if (!cp.envp) {
+	if (how == CHILD_CONTAIN_USER)
+		child_setup_id_maps(&cp.cs);
+	cp.envp = child_env_build(req->env, sv->pass_env,
+				  req->failpoints || server ? fpvar : NULL);
+	if (!via)
+		cp.stacks = malloc(2 * SV_CHILD_STACK_SIZE);
+	if (!cp.envp || (!via && !cp.stacks)) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	rc = launch(via, req, &cp, &pid, err, errlen);
-	free(cp.envp);
-	free(bpf);
-	bpf = NULL;
+	rc = launch(via, req, &cp, &pid, &old, &masked, err, errlen);
 	if (rc) {
 		attach_rc = rc;
+		if (masked)
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 		goto fail;
 	}
 	setpgid(pid, pid); /* also done by the child; whoever runs first wins */
@@ -346,6 +409,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	p->pid = pid;
 	p->sv = sv;
 	p->st.start_ms = clock_mono_ms();
+	p->st.contained = how != CHILD_CONTAIN_NONE;
+	p->st.descendants_killed = -1;
 	close(fds[6]);
 	fds[6] = -1;
 	if (req->seccomp) {
@@ -353,8 +418,14 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		fds[8] = -1;
 		attach_rc = attach_seccomp(p, req, fds[7], err, errlen);
 	}
-	r = read_exec_report(p, fds[5], &child_errno);
-	if (r > 0 || attach_rc) {
+	child_errno = read_report(p, fds[5]);
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(cp.envp);
+	cp.envp = NULL;
+	free(bpf);
+	bpf = NULL;
+	if (child_errno || attach_rc) {
 		kill(-pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
@@ -364,6 +435,14 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 				 strerror(child_errno));
 		goto fail;
 	}
+	if (p->st.contained) {
+		/* its init reports the route's end there (invariant 3) */
+		p->report_fd = fds[5];
+		fds[5] = -1;
+		p->stacks = cp.stacks; /* the init may run on them */
+		cp.stacks = NULL;
+	}
+	free(cp.stacks);
 	p->fp_fd = fds[3];
 	fds[3] = -1;
 	if (p->fp_fd < 0)
@@ -375,6 +454,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	return 0;
 fail:
 	close_fds(fds, 9);
+	free(cp.envp);
+	free(cp.stacks); /* the child, if any, is reaped */
 	free(bpf);
 	inject_seccomp_session_free(p->sess);
 	free(p->sysfaults);

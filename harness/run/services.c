@@ -46,6 +46,7 @@
 #include "harness/run/services.h"
 #include "common/fds.h"
 #include "common/put.h"
+#include "harness/proc/child_env.h"
 
 #define SCRIPT_OUTPUT_MAX 4096
 #define ETCD_MEMBERS_MAX_SVC 3
@@ -142,23 +143,38 @@ struct reply {
 	char out[SCRIPT_OUTPUT_MAX]; /* stdout, trailing newlines removed */
 };
 
+/* What a script gets from the harness's environment besides the
+ * allow-list (harness/proc/child_env.h): the knobs the bundled scripts
+ * read (docs/harness.md, "Environment").  Never the signing key. */
+static const char *const script_knobs[] = {
+	"ETCD_WAIT", "ETCD_HEARTBEAT_MS", "ETCD_ELECTION_MS", "ETCD_MAX_TXN_OPS",
+	"PG_BIN", "PG_DOWN_WAIT", "FENCECERT_PG_PORT_FIRST",
+	"FENCECERT_PG_PORT_COUNT", NULL,
+};
+
 /* In the keeper: run one request and wait for the script. */
 static int run_script(const services *sv, const struct request *rq,
 		      char *out, size_t outlen)
 {
 	char path[PATH_MAX + 64];
+	char **env = child_env_build(NULL, script_knobs, NULL);
 	int p[2], status;
 	size_t got = 0;
 	pid_t pid;
 
 	put(path, sizeof(path), "%s/%s", sv->ci, rq->script);
 	out[0] = '\0';
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (!env)
 		return -1;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		free(env);
+		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		free(env);
 		return -1;
 	}
 	if (pid == 0) {
@@ -179,9 +195,10 @@ static int run_script(const services *sv, const struct request *rq,
 		if (fd >= 0)
 			dup2(fd, 0);
 		fds_close_from(3);
-		execv(path, (char *const *)argv);
+		execve(path, (char *const *)argv, env);
 		_exit(127);
 	}
+	free(env);
 	close(p[1]);
 	for (;;) {
 		char buf[512];

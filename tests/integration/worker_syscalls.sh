@@ -27,7 +27,7 @@ mkdir "$tmp/st"
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 export ASAN_OPTIONS
 for s in clean 'k:after_lease@1/op1' 'p:before_target_commit@1/op1'; do
-	strace -ff -o "$tmp/st/$(echo "$s" | tr -c 'a-z0-9\n' _)" "$FENCECERT" certify \
+	strace -ff -o "$tmp/st/$(echo "$s" | tr -c 'a-z0-9\n' _)" "$FENCECERT" certify --force \
 		"$tmp/s.yaml" --route c-sqlite --only every-failpoint --schedule "$s" \
 		--jobs 1 --out "$tmp/out" --format json --quiet >/dev/null 2>"$tmp/err" ||
 		[ $? -eq 3 ] || # one schedule is no certificate: unverified
