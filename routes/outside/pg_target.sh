@@ -4,6 +4,7 @@
 # targets do; libpq does not know that one, so it is taken off the URL
 # (the other parameters stay) and made the session's search_path.  Sets
 # `url`, `schema` and `psql`, exports PGOPTIONS.
+# shellcheck disable=SC2034 # url, schema, psql: for the loader sourcing it
 t=${FENCECERT_TARGET:?FENCECERT_TARGET is not set}
 url=${t%%\?*}
 schema=public
