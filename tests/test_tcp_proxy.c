@@ -198,6 +198,10 @@ static void test_classify(void **state)
 		{ "", false, PGW_NONE },
 		{ "/* unterminated", false, PGW_NONE },
 		{ "SELECT 'unterminated", false, PGW_NONE },
+		{ "COPY t FROM STDIN", false, PGW_COPY_IN },
+		{ "copy t (a, b) from stdin with (format csv)", false, PGW_COPY_IN },
+		{ "COPY t FROM STDIN", true, PGW_NONE },
+		{ "COPY t TO STDOUT", false, PGW_NONE },
 	};
 	char what[96];
 
@@ -241,6 +245,54 @@ static void test_scan_split_messages(void **state)
 		assert_int_equal(off + s.decided, sizeof(msgs));
 		assert_string_equal(s.what, "Q COMMIT");
 	}
+}
+
+/* An autocommit COPY FROM commits at its CopyDone, after the data: that
+ * message is the trigger; in a block, or ended by CopyFail, none. */
+static void test_scan_copy_done(void **state)
+{
+	static const unsigned char copy[] = {
+		'Q', 0, 0, 0, 22, 'C', 'O', 'P', 'Y', ' ', 't', ' ', 'F', 'R', 'O',
+		'M', ' ', 'S', 'T', 'D', 'I', 'N', 0,
+		'd', 0, 0, 0, 8, 'a', ',', '1', '\n',  /* CopyData */
+	};
+	static const unsigned char done[] = { 'c', 0, 0, 0, 4 };
+	static const unsigned char fail_msg_[] = { 'f', 0, 0, 0, 5, 0 };
+	static const unsigned char ready_t[] = { 'Z', 0, 0, 0, 5, 'T' };
+	struct pgw w;
+	struct pgw_scan s;
+
+	(void)state;
+	tcp_proxy__pg_init(&w);
+	w.phase = 1;
+	tcp_proxy__pg_scan(&w, copy, sizeof(copy), &s);
+	assert_false(s.trigger); /* the COPY itself commits nothing yet */
+	assert_int_equal(s.decided, sizeof(copy));
+	tcp_proxy__pg_scan(&w, done, sizeof(done), &s);
+	assert_true(s.trigger);
+	assert_int_equal(s.trigger_at, 0);
+	assert_int_equal(s.decided, sizeof(done));
+	assert_string_equal(s.what, "c CopyDone (autocommit COPY)");
+	/* a second CopyDone without a COPY is nothing */
+	tcp_proxy__pg_scan(&w, done, sizeof(done), &s);
+	assert_false(s.trigger);
+
+	/* CopyFail ends it without a commit */
+	tcp_proxy__pg_init(&w);
+	w.phase = 1;
+	tcp_proxy__pg_scan(&w, copy, sizeof(copy), &s);
+	tcp_proxy__pg_scan(&w, fail_msg_, sizeof(fail_msg_), &s);
+	assert_false(s.trigger);
+	tcp_proxy__pg_scan(&w, done, sizeof(done), &s);
+	assert_false(s.trigger);
+
+	/* inside a transaction block the COMMIT commits, not the CopyDone */
+	tcp_proxy__pg_init(&w);
+	w.phase = 1;
+	assert_int_equal(tcp_proxy__pg_server(&w, ready_t, sizeof(ready_t)), 1);
+	tcp_proxy__pg_scan(&w, copy, sizeof(copy), &s);
+	tcp_proxy__pg_scan(&w, done, sizeof(done), &s);
+	assert_false(s.trigger);
 }
 
 static void test_upstream_forms(void **state)
@@ -522,6 +574,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_scan_split_messages),
+		cmocka_unit_test(test_scan_copy_done),
 		cmocka_unit_test(test_upstream_forms),
 		cmocka_unit_test(test_cut_after_commit_simple),
 		cmocka_unit_test(test_cut_after_commit_prepared),

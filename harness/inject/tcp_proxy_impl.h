@@ -27,6 +27,7 @@ enum pgw_kind {
 	PGW_NONE,   /* nothing that commits */
 	PGW_COMMIT, /* COMMIT, COMMIT PREPARED, END */
 	PGW_WRITE,  /* a write: commits by itself outside a transaction block */
+	PGW_COPY_IN, /* COPY ... FROM outside a block: its CopyDone commits */
 };
 
 struct pgw_name {
@@ -48,6 +49,7 @@ struct pgw {
 	size_t shdr_len;
 	size_t sbody_left;
 	bool in_block;          /* last ReadyForQuery said 'T' or 'E' */
+	bool copy_in;           /* an autocommit COPY FROM awaits its CopyDone */
 };
 
 struct pgw_scan {

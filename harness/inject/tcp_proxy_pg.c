@@ -5,15 +5,19 @@
  * Client messages: until the StartupMessage they carry no type byte (an
  * SSLRequest or GSSENCRequest may come first; a server answering 'S' or
  * 'G' turns the session into TLS, which is relayed unread).  After it each
- * message is TYPE, INT32 LENGTH (counting itself), BODY.  Only four types
+ * message is TYPE, INT32 LENGTH (counting itself), BODY.  Only these types
  * can commit:
  *   'Q' query text           -> its statements are classified here
  *   'P' name, query text     -> the statement's kind is remembered by name
  *   'B' portal, statement    -> the portal takes the statement's kind
  *   'E' portal               -> a trigger when that portal commits
+ *   'c' CopyDone             -> a trigger when it ends an autocommit COPY
  * A COMMIT commits wherever it is; a write commits by itself only outside
  * a transaction block, which the server's last ReadyForQuery ('Z', status
- * 'I' idle, 'T' in a block, 'E' failed block) tells.
+ * 'I' idle, 'T' in a block, 'E' failed block) tells.  An autocommit
+ * `COPY ... FROM STDIN` (psql's \copy) commits when the server takes the
+ * client's CopyDone, after the CopyData: that message is its trigger; a
+ * CopyFail or the next ReadyForQuery ends the COPY without one.
  *
  * Invariants:
  *   1. Bytes are classified once: tcp_proxy__pg_scan() reports how many
@@ -120,6 +124,11 @@ static bool word_is(const char *w, size_t wlen, const char *kw)
 	return wlen == strlen(kw) && strncasecmp(w, kw, wlen) == 0;
 }
 
+static bool is_copy_from(const char *first, size_t first_len, bool from)
+{
+	return word_is(first, first_len, "COPY") && from;
+}
+
 static bool is_write_word(const char *w, size_t wlen)
 {
 	return word_is(w, wlen, "INSERT") || word_is(w, wlen, "UPDATE") ||
@@ -138,7 +147,7 @@ enum pgw_kind tcp_proxy__pg_classify(const char *sql, size_t len,
 
 	while (i < len && sql[i]) {
 		size_t start = skip_space(sql, i, len), w = start, first_len;
-		bool with_write = false, first = true;
+		bool with_write = false, with_from = false, first = true;
 		const char *first_word = sql + start;
 
 		first_len = 0;
@@ -162,6 +171,8 @@ enum pgw_kind tcp_proxy__pg_classify(const char *sql, size_t len,
 					first = false;
 				} else if (is_write_word(sql + w, i - w)) {
 					with_write = true;
+				} else if (word_is(sql + w, i - w, "FROM")) {
+					with_from = true;
 				}
 				continue;
 			}
@@ -184,6 +195,9 @@ enum pgw_kind tcp_proxy__pg_classify(const char *sql, size_t len,
 				   (is_write_word(first_word, first_len) ||
 				    (word_is(first_word, first_len, "WITH") && with_write))) {
 				k = PGW_WRITE;
+			} else if (!in_block &&
+				   is_copy_from(first_word, first_len, with_from)) {
+				k = PGW_COPY_IN;
 			}
 			if (k != PGW_NONE && (kind == PGW_NONE || k == PGW_COMMIT)) {
 				size_t n = (size_t)(sql + i - first_word);
@@ -270,6 +284,11 @@ static bool query_message(struct pgw *w, char type, const unsigned char *body,
 		k = tcp_proxy__pg_classify((const char *)body, len, w->in_block,
 					   text, sizeof(text));
 		snprintf(what, wlen, "Q %s", text);
+		if (k == PGW_COPY_IN) {
+			/* it commits at its CopyDone, after the data */
+			w->copy_in = true;
+			return false;
+		}
 		return k != PGW_NONE;
 	case 'P':
 		if ((a = cstring(body, len, &pos)))
@@ -285,6 +304,10 @@ static bool query_message(struct pgw *w, char type, const unsigned char *body,
 		if (!(a = cstring(body, len, &pos)))
 			return false;
 		k = name_kind(w->portals, a);
+		if (k == PGW_COPY_IN && !w->in_block) {
+			w->copy_in = true;
+			return false;
+		}
 		if (k == PGW_COMMIT || (k == PGW_WRITE && !w->in_block)) {
 			snprintf(what, wlen, "E %s", k == PGW_COMMIT ? "COMMIT"
 				 : "autocommit write");
@@ -346,6 +369,21 @@ void tcp_proxy__pg_scan(struct pgw *w, const unsigned char *buf, size_t len,
 				continue;
 			}
 			body = mlen - 4;
+			if ((type == 'c' || type == 'f') && w->copy_in) {
+				/* CopyDone commits the autocommit COPY; CopyFail
+				 * ends it without a commit */
+				w->copy_in = false;
+				pos += 5;
+				w->body_left = body;
+				if (type == 'c') {
+					snprintf(out->what, sizeof(out->what),
+						 "c CopyDone (autocommit COPY)");
+					out->trigger = true;
+					out->trigger_at = pos - 5;
+					break;
+				}
+				continue;
+			}
 			if (type != 'Q' && type != 'P' && type != 'B' && type != 'E') {
 				pos += 5;
 				w->body_left = body;
@@ -391,6 +429,7 @@ int tcp_proxy__pg_server(struct pgw *w, const unsigned char *buf, size_t len)
 
 			if (w->shdr[0] == 'Z' && w->shdr_len == 5 && take > 0) {
 				w->in_block = buf[pos] != 'I';
+				w->copy_in = false; /* any COPY has ended */
 				w->shdr_len = 0; /* the status byte is read */
 				ready++;
 			}

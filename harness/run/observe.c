@@ -29,7 +29,8 @@
 #include "harness/run/observe.h"
 
 struct observer {
-	char *target;       /* expanded URL */
+	char *target;       /* expanded URL, as the route is given it */
+	char *reads;        /* expanded URL the harness reads: no proxy */
 	target_reader *reader; /* kept for the schedule: one connection */
 	bool one_shot;         /* drop the connection after each look */
 	char *sql;          /* observe.sql or NULL */
@@ -73,6 +74,7 @@ void observer_free(observer *o)
 		return;
 	target_reader_free(o->reader);
 	free(o->target);
+	free(o->reads);
 	free(o->sql);
 	for (size_t i = 0; o->argv && o->argv[i]; i++)
 		free(o->argv[i]);
@@ -84,10 +86,11 @@ void observer_free(observer *o)
 }
 
 int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
-		 const struct template_vars *vars, supervisor *sv, observer **out,
-		 char *err, size_t errlen)
+		 const struct template_vars *route_vars,
+		 const struct template_vars *harness_vars, supervisor *sv,
+		 observer **out, char *err, size_t errlen)
 {
-	const char *dir = vars->dir;
+	const char *dir = route_vars->dir;
 	observer *o = calloc(1, sizeof(*o));
 	int rc;
 
@@ -97,9 +100,12 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		return FC_NOMEM;
 	}
 	o->sv = sv;
-	rc = scenario_expand(rs->target, vars, &o->target, err, errlen);
+	rc = scenario_expand(rs->target, route_vars, &o->target, err, errlen);
 	if (!rc)
-		rc = target_reader_new(o->target, &o->reader, err, errlen);
+		rc = scenario_expand(rs->target, harness_vars, &o->reads, err,
+				     errlen);
+	if (!rc)
+		rc = target_reader_new(o->reads, &o->reader, err, errlen);
 	if (rc)
 		goto fail;
 	o->table = strdup(wl->table[0] ? wl->table : "events");
@@ -108,7 +114,7 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 	if (!o->table || !o->out_path || !o->err_path)
 		goto nomem;
 	if (rs->observe_sql) {
-		if (strncmp(o->target, "sqlite:", 7) != 0) {
+		if (strncmp(o->reads, "sqlite:", 7) != 0) {
 			snprintf(err, errlen, "observe.sql needs a sqlite: target, "
 				 "not '%s'", rs->target);
 			rc = FC_USAGE;
@@ -125,8 +131,9 @@ int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
 		if (!o->argv)
 			goto nomem;
 		for (size_t i = 0; i < n; i++) {
-			rc = scenario_expand(rs->observe_command[i], vars,
-					     &o->argv[i], err, errlen);
+			rc = scenario_expand(rs->observe_command[i],
+					     harness_vars, &o->argv[i], err,
+					     errlen);
 			if (rc)
 				goto fail;
 		}
@@ -243,7 +250,7 @@ static int observe_default(observer *o, struct rows *r)
 				    sizeof(err));
 
 	if (rc)
-		return fail(o, rc, "cannot observe '%s': %s", o->target, err);
+		return fail(o, rc, "cannot observe '%s': %s", o->reads, err);
 	return 0;
 }
 
@@ -372,11 +379,11 @@ int observer_take(observer *o, struct rec_observation *out)
 		rc = observe_default(o, &r);
 	if (!rc && r.rc)
 		rc = fail(o, r.rc, "out of memory");
-	if (!rc && fences_observable(o->target)) {
+	if (!rc && fences_observable(o->reads)) {
 		rc = target_reader_fences(o->reader, on_fence, &fs, err,
 					  sizeof(err));
 		if (rc)
-			fail(o, rc, "cannot list fences of '%s': %s", o->target,
+			fail(o, rc, "cannot list fences of '%s': %s", o->reads,
 			     err);
 	}
 	if (o->one_shot)
@@ -390,7 +397,7 @@ int observer_take(observer *o, struct rec_observation *out)
 	rows_finish(&r);
 	out->rows = r.v;
 	out->nrows = r.n;
-	out->fences_observed = fences_observable(o->target);
+	out->fences_observed = fences_observable(o->reads);
 	out->fences = fs.v;
 	out->nfences = fs.n;
 	out->status = 0;

@@ -40,11 +40,16 @@
 
 typedef struct observer observer;
 
-/* Bind a route's observation settings to a schedule (its templates are
- * expanded with vars; vars->dir holds the observer's files).  sv runs
- * observe.command (may be NULL when the route has none). */
+/* Bind a route's observation settings to a schedule.  The target URL the
+ * route is given is expanded with route_vars (observer_target()); what the
+ * harness reads -- the target, observe.command -- is expanded with
+ * harness_vars, whose {proxy:NAME} is the proxy's upstream: a fault a
+ * proxy injects into the route's connection never meets the observer.
+ * route_vars->dir holds the observer's files.  sv runs observe.command
+ * (may be NULL when the route has none). */
 int observer_new(const struct route_spec *rs, const struct workload_spec *wl,
-		 const struct template_vars *vars, supervisor *sv,
+		 const struct template_vars *route_vars,
+		 const struct template_vars *harness_vars, supervisor *sv,
 		 observer **out, char *err, size_t errlen) FC_MUST_CHECK;
 void observer_free(observer *o); /* NULL is a no-op */
 
@@ -56,7 +61,7 @@ void observer_free(observer *o); /* NULL is a no-op */
  */
 void observer_one_shot(observer *o);
 
-/* The expanded target URL. */
+/* The expanded target URL, as the route is given it. */
 const char *observer_target(const observer *o);
 
 /*

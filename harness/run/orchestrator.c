@@ -747,22 +747,6 @@ static void begin(struct orch *o)
 		o->zombie_wait_ms = policy->lease_ttl_ms;
 }
 
-/* {proxy:NAME} as the harness reaches the server: its upstream. */
-struct upstreams {
-	const struct suite *suite;
-	char **url;
-};
-
-static const char *upstream_of(const void *ctx, const char *name)
-{
-	const struct upstreams *u = ctx;
-
-	for (size_t i = 0; i < u->suite->nproxies; i++)
-		if (strcmp(u->suite->proxies[i].name, name) == 0)
-			return u->url[i];
-	return NULL;
-}
-
 /*
  * The route's journal as the harness reads it (invariant 6), or NULL for
  * `journal: none`.  A URL without {dir} or {schedule_id} is the same for
@@ -773,10 +757,9 @@ static int harness_journal_url(const struct orch *o, char **out, char *err,
 			       size_t errlen)
 {
 	const struct route_spec *rs = o->s.p->route;
-	const struct suite *suite = o->s.p->suite;
-	struct template_vars v = o->s.vars;
-	struct upstreams u = { suite, NULL };
-	int rc = 0;
+	struct template_vars v;
+	struct orch_upstreams *u;
+	int rc;
 
 	*out = NULL;
 	if (rs->no_journal)
@@ -788,20 +771,10 @@ static int harness_journal_url(const struct orch *o, char **out, char *err,
 			 rs->name, rs->journal);
 		return FC_USAGE;
 	}
-	u.url = calloc(suite->nproxies + 1, sizeof(*u.url));
-	if (!u.url)
-		return FC_NOMEM;
-	v.proxy = NULL; /* an upstream names no proxy */
-	for (size_t i = 0; i < suite->nproxies && !rc; i++)
-		rc = scenario_expand(suite->proxies[i].upstream, &v, &u.url[i],
-				     err, errlen);
-	v.proxy = upstream_of;
-	v.proxy_ctx = &u;
+	rc = orch__harness_vars(&o->s, &v, &u, err, errlen);
 	if (!rc)
 		rc = scenario_expand(rs->journal, &v, out, err, errlen);
-	for (size_t i = 0; i < suite->nproxies; i++)
-		free(u.url[i]);
-	free(u.url);
+	orch__upstreams_free(u);
 	return rc;
 }
 

@@ -82,6 +82,62 @@ char *orch__op_path(const struct orch_sched *s, int op, const char *fmt, ...)
 	return out;
 }
 
+/* {proxy:NAME} as the harness reaches the server: its upstream. */
+struct orch_upstreams {
+	const struct suite *suite;
+	char **url;              /* per suite proxy, expanded */
+};
+
+static const char *upstream_of(const void *ctx, const char *name)
+{
+	const struct orch_upstreams *u = ctx;
+
+	for (size_t i = 0; i < u->suite->nproxies; i++)
+		if (strcmp(u->suite->proxies[i].name, name) == 0)
+			return u->url[i];
+	return NULL;
+}
+
+void orch__upstreams_free(struct orch_upstreams *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; u->url && i < u->suite->nproxies; i++)
+		free(u->url[i]);
+	free(u->url);
+	free(u);
+}
+
+int orch__harness_vars(const struct orch_sched *s, struct template_vars *v,
+		       struct orch_upstreams **u, char *err, size_t errlen)
+{
+	const struct suite *suite = s->p->suite;
+	struct orch_upstreams *up = calloc(1, sizeof(*up));
+	int rc = 0;
+
+	*u = NULL;
+	*v = s->vars;
+	if (!up || !(up->url = calloc(suite->nproxies + 1, sizeof(*up->url)))) {
+		free(up);
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	up->suite = suite;
+	v->proxy = NULL; /* an upstream names no proxy */
+	for (size_t i = 0; i < suite->nproxies && !rc; i++)
+		rc = scenario_expand(suite->proxies[i].upstream, v, &up->url[i],
+				     err, errlen);
+	if (rc) {
+		orch__upstreams_free(up);
+		return rc;
+	}
+	v->proxy = upstream_of;
+	v->proxy_ctx = up;
+	*u = up;
+	return 0;
+}
+
+
 const char *orch__self_exe(void)
 {
 	static char path[4096];

@@ -67,6 +67,20 @@ void orch__note_applied(struct orch_sched *s, int fault, int attempt, int op,
 char *orch__op_path(const struct orch_sched *s, int op, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * The template variables as the harness itself reaches the servers: like
+ * s->vars, but {proxy:NAME} is the proxy's upstream, so no proxy fault
+ * ever meets the harness's own reads (the journal's listing, the target's
+ * observation).  *u holds the upstream URLs *v points into: free it with
+ * orch__upstreams_free() after the last use of *v.  0, or an error with
+ * err set.
+ */
+struct orch_upstreams;
+int orch__harness_vars(const struct orch_sched *s, struct template_vars *v,
+		       struct orch_upstreams **u, char *err, size_t errlen)
+	FC_MUST_CHECK;
+void orch__upstreams_free(struct orch_upstreams *u); /* NULL: no-op */
+
 /* This fencecert binary: routes get it as FENCECERT_BIN, the operator of a
  * recover fault runs it. */
 const char *orch__self_exe(void);

@@ -134,8 +134,18 @@ int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 			      err, errlen);
 	if (rc)
 		return rc;
-	rc = observer_new(p->route, &suite->workload, &s->vars, p->sv, &su->obs,
-			  err, errlen);
+	{
+		struct template_vars hv;
+		struct orch_upstreams *u;
+
+		/* the route reaches its target through its proxies, the
+		 * observer reaches it directly */
+		rc = orch__harness_vars(s, &hv, &u, err, errlen);
+		if (!rc)
+			rc = observer_new(p->route, &suite->workload, &s->vars,
+					  &hv, p->sv, &su->obs, err, errlen);
+		orch__upstreams_free(u);
+	}
 	if (!rc && under_syscall_faults(p))
 		observer_one_shot(su->obs);
 	if (!rc)

@@ -134,7 +134,9 @@ def main(path):
             continue
         check_certified(rt)
 
-    # psql: one COMMIT per try; cut -> after, held -> before
+    # psql: one commit per try (psql-copy's is the CopyDone that ends its
+    # autocommit COPY, psql-staged's the COMMIT); cut -> after, held -> before
+    commit_msg = {"psql-copy": "c CopyDone (autocommit COPY)", "psql-staged": "Q COMMIT"}
     for name in ("psql-copy", "psql-staged"):
         rt = routes.get(name)
         if not rt:
@@ -145,10 +147,10 @@ def main(path):
         need(disc == [1], f"{name}: pg-commits discovery counted {disc} COMMITs, not 1")
         cut, held = by_schedule(rt, "c@1/op1=pgt"), by_schedule(rt, "h@1/op1=pgt")
         need(len(cut) == 1 and windows(cut[0]) == ["after-mutation"] and
-             "relayed Q COMMIT, cut its answer" in applied(cut[0]),
+             f"relayed {commit_msg[name]}, cut its answer" in applied(cut[0]),
              f"{name}: the cut COMMIT did not stop try 1 after its rows landed")
         need(len(held) == 1 and windows(held[0]) == ["before-mutation"] and
-             "held Q COMMIT" in applied(held[0]),
+             f"held {commit_msg[name]}" in applied(held[0]),
              f"{name}: the held COMMIT did not stop try 1 before its rows landed")
     if "psql-copy" in routes:
         # the cut or held COMMIT (pg-commits), the cut one with XCom and pod lost
