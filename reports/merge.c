@@ -501,6 +501,7 @@ nomem:
 static json_t *build(struct merge *m)
 {
 	json_t *first = m->in[0], *out, *routes = json_array(), *from = json_array();
+	json_t *env = json_deep_copy(json_object_get(first, "environment"));
 	long long start = 0, end = 0;
 
 	for (size_t i = 0; i < m->n; i++) {
@@ -510,6 +511,11 @@ static json_t *build(struct merge *m)
 			start = s;
 		if (e > end)
 			end = e;
+		/* the merged run was contained only if every shard was */
+		if (!strcmp(rview_str(json_object_get(m->in[i], "environment"),
+				      "containment"), "none"))
+			json_object_set_new(env, "containment",
+					    json_string("none"));
 		json_array_append_new(from, json_pack("{s:s, s:I, s:I, s:O*}",
 			"path", m->paths[i], "started_at", (json_int_t)s,
 			"duration_ms", (json_int_t)(e - s),
@@ -517,13 +523,13 @@ static json_t *build(struct merge *m)
 	}
 	for (size_t i = 0; i < m->nroutes; i++)
 		json_array_append(routes, m->routes[i].obj);
-	out = json_pack("{s:s, s:O, s:O, s:o, s:O*, s:I, s:o, s:I, s:o}",
+	out = json_pack("{s:s, s:O, s:O, s:o, s:o*, s:I, s:o, s:I, s:o}",
 			"schema", RVIEW_SCHEMA,
 			"tool", json_object_get(first, "tool"),
 			"suite", json_object_get(first, "suite"),
 			"seed", json_object_get(first, "seed") ?
 			json_incref(json_object_get(first, "seed")) : json_null(),
-			"environment", json_object_get(first, "environment"),
+			"environment", env,
 			"started_at", (json_int_t)start,
 			"routes", routes,
 			"duration_ms", (json_int_t)(end - start),

@@ -163,10 +163,12 @@ static void header(FILE *out, const json_t *report)
 	else
 		snprintf(buf, sizeof(buf), "each scenario's own");
 	fact(out, "seed", buf, false);
-	snprintf(buf, sizeof(buf), "%s %s %s, %lld cpus, %lld jobs",
-		 rview_str(env, "system"), rview_str(env, "release"),
-		 rview_str(env, "machine"), rview_int(env, "cpus", 0),
-		 rview_int(env, "jobs", 0));
+	snprintf(buf, sizeof(buf), "%s %s %s, %lld cpus, %lld jobs, routes "
+		 "contained: %s", rview_str(env, "system"),
+		 rview_str(env, "release"), rview_str(env, "machine"),
+		 rview_int(env, "cpus", 0), rview_int(env, "jobs", 0),
+		 *rview_str(env, "containment") ? rview_str(env, "containment")
+						: "not recorded");
 	fact(out, "environment", buf, false);
 	if (json_is_object(sig))
 		snprintf(buf, sizeof(buf), "%s (verify with 'fencecert gate')",

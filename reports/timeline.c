@@ -608,17 +608,21 @@ static void draw_transitions(FILE *out, struct layout *L)
 
 static void lane_label(FILE *out, const struct lane *ln)
 {
-	char buf[160];
+	char buf[192], left[48] = "";
 	const json_t *a = ln->a;
+	long long killed = rview_int(a, "descendants_killed", 0);
 
 	snprintf(buf, sizeof(buf), "op %lld · try %lld", ln->op,
 		 rview_int(a, "try", 0));
 	text(out, 8, ln->y + BAR_Y + 4, "lanelabel", NULL, buf);
-	snprintf(buf, sizeof(buf), "attempt %lld · pid %lld%s%s%s", ln->index,
+	if (killed > 0)
+		snprintf(left, sizeof(left), " · %lld left running, killed",
+			 killed);
+	snprintf(buf, sizeof(buf), "attempt %lld · pid %lld%s%s%s%s", ln->index,
 		 rview_int(a, "pid", 0),
 		 json_is_true(json_object_get(a, "zombie")) ? " · zombie" : "",
 		 json_is_true(json_object_get(a, "timed_out")) ? " · timeout" : "",
-		 rview_int(a, "concurrent", 0) > 0 ? " · concurrent" : "");
+		 rview_int(a, "concurrent", 0) > 0 ? " · concurrent" : "", left);
 	text(out, 8, ln->y + BAR_Y + 17, "lanesub", NULL, buf);
 }
 

@@ -924,7 +924,9 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 	if (o->progress_tty && !o->quiet)
 		fputc('\n', stderr);
 	if (!rc) {
-		rep = report_json_new(s, o->seed, o->jobs);
+		rep = report_json_new(s, o->seed, o->jobs,
+				      supervisor_containment_name(
+					      supervisor_containment(NULL, 0)));
 		if (rep && o->shard_count &&
 		    json_object_set_new(rep, "shard", json_pack("{s:i, s:i}",
 				"index", o->shard_index, "count", o->shard_count)))

@@ -106,6 +106,9 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 	set(&b, o, "resumed", json_boolean(a->resumed));
 	set(&b, o, "counted", json_boolean(a->counted));
 	set(&b, o, "concurrent", json_integer(a->concurrent));
+	set(&b, o, "contained", json_boolean(a->contained));
+	set(&b, o, "descendants_killed", a->descendants_killed < 0
+		? json_null() : json_integer(a->descendants_killed));
 	for (size_t h = 0; h < a->nhits; h++) {
 		char ans[2] = { a->hits[h].answer, 0 };
 		push(&b, hits, json_pack("{s:s, s:I, s:s}", "name", a->hits[h].name,
@@ -473,7 +476,8 @@ void report_json_route_digest(const struct route_spec *rs, char out[80])
 	free(text);
 }
 
-json_t *report_json_new(const struct suite *s, const uint64_t *seed, int jobs)
+json_t *report_json_new(const struct suite *s, const uint64_t *seed, int jobs,
+			const char *containment)
 {
 	json_t *o = json_object();
 	struct utsname u;
@@ -490,9 +494,10 @@ json_t *report_json_new(const struct suite *s, const uint64_t *seed, int jobs)
 	set(&b, o, "seed", seed ? json_integer((json_int_t)*seed) : json_null());
 	if (uname(&u) == 0)
 		set(&b, o, "environment",
-		    json_pack("{s:s, s:s, s:s, s:i, s:i}", "system", u.sysname,
-			      "release", u.release, "machine", u.machine,
-			      "cpus", (int)cpus, "jobs", jobs));
+		    json_pack("{s:s, s:s, s:s, s:i, s:i, s:s}", "system",
+			      u.sysname, "release", u.release, "machine",
+			      u.machine, "cpus", (int)cpus, "jobs", jobs,
+			      "containment", containment));
 	set(&b, o, "started_at", json_integer(clock_wall_ms()));
 	set(&b, o, "routes", json_array());
 	return done(&b, o);

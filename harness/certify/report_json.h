@@ -50,9 +50,10 @@ json_t *report_json_schedule(const struct rec_schedule *r,
 			     const struct check_result *c,
 			     const struct report_job_info *info);
 
-/* Top level: schema, tool, suite, seed (NULL: none given), environment. */
+/* Top level: schema, tool, suite, seed (NULL: none given), environment
+ * (containment: supervisor_containment_name() of how the routes ran). */
 json_t *report_json_new(const struct suite *s, const uint64_t *seed,
-			int jobs);
+			int jobs, const char *containment);
 
 /* Append a route object.  coverage, violations and schedules are stolen. */
 int report_json_add_route(json_t *report, const struct route_spec *rs,

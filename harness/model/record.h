@@ -89,6 +89,9 @@ struct rec_attempt {
 					proxy relayed during this try */
 	bool journal_failed;   /* a syscall fault failed a call on the
 				  journal's files (a dead journal) */
+	bool contained;        /* it ran in a PID namespace of its own */
+	int descendants_killed; /* sv_status's: processes it left running,
+				   killed when it ended; -1 not counted */
 };
 
 /* A fault as it was applied; `fault` indexes rec_schedule.faults. */

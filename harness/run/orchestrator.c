@@ -251,6 +251,8 @@ static void on_exit_event(struct orch *o, int idx)
 	a->signal = st->end == SV_SIGNALED ? st->signal : 0;
 	a->timed_out = st->timed_out;
 	a->killed = st->killed;
+	a->contained = st->contained;
+	a->descendants_killed = st->descendants_killed;
 	if (a->exit_code == 64)
 		orch__trouble(&o->s, FC_USAGE, "route exited 64 (usage or "
 			      "configuration error) in op %d try %d; see '%s'",

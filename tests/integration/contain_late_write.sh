@@ -75,4 +75,18 @@ if [ "$d" -ne 0 ]; then
 	echo "FAIL: the late write landed after the run: $d row(s) twice"
 	exit 1
 fi
-echo "contain_late_write: ok ($rows rows, none twice after $((delay + 2)) s)"
+# the report says what was contained and what the end of the attempt killed
+python3 - "$tmp/out/report.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+how = r["environment"]["containment"]
+attempts = [a for rt in r["routes"] for s in rt["schedules"] for a in s["attempts"]]
+killed = [a["descendants_killed"] for a in attempts]
+ok = how != "none" and attempts and all(a["contained"] for a in attempts) and \
+    any(k is not None and k >= 1 for k in killed)
+if not ok:
+    print(f"FAIL: the report does not say the writer was killed: containment {how}, "
+          f"descendants_killed {killed}")
+    sys.exit(1)
+PY
+echo "contain_late_write: ok ($rows rows, none twice after $((delay + 2)) s; report: descendant killed)"
