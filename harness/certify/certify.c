@@ -92,8 +92,10 @@ static void reproduce(const struct certify_opts *o, const char *route,
 	shell_quote(scenario, c, sizeof(c));
 	/* always quoted: schedule strings hold ';' and '>' */
 	snprintf(d, sizeof(d), "'%s'", schedule);
+	/* into a directory of its own, replaced by the next replay, so
+	 * the run that found the schedule keeps its report */
 	put(out, len, "fencecert certify %s --route %s --only %s "
-		 "--schedule %s", a, b, c, d);
+		 "--schedule %s --out certify-replay --force", a, b, c, d);
 }
 
 static json_t *work_error(const char *msg)
@@ -917,7 +919,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 			snprintf(err, errlen, "the worker pool failed (%s)",
 				 error_name(rc));
 	}
-	pool_free(R.pool);
+	pool_free(R.pool, free); /* the inflight records of jobs cut short */
 	if (!rc && o->schedule)
 		rc = replay_check(&R, err, errlen);
 	progress(&R, true);

@@ -180,7 +180,7 @@ int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
 	for (int i = 0; i < workers; i++) {
 		int rc = start_worker(p, i, err, errlen);
 		if (rc) {
-			pool_free(p);
+			pool_free(p, NULL);
 			return rc;
 		}
 		p->n = i + 1;
@@ -208,12 +208,15 @@ static void stop_worker(struct worker *w, bool kill_it)
 	w->len = w->cap = 0;
 }
 
-void pool_free(pool *p)
+void pool_free(pool *p, void (*drop)(void *tag))
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->n; i++)
+	for (int i = 0; i < p->n; i++) {
+		if (p->w[i].busy && drop)
+			drop(p->w[i].tag);
 		stop_worker(&p->w[i], p->w[i].busy);
+	}
 	free(p);
 }
 

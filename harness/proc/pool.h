@@ -41,7 +41,9 @@ typedef void (*pool_fini_fn)(void *ctx);
 
 int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
 	     pool **out, char *err, size_t errlen) FC_MUST_CHECK;
-void pool_free(pool *p); /* NULL is a no-op; waits for the workers */
+/* NULL is a no-op; waits for the workers.  drop (may be NULL) gets the
+ * tag of every job still running, whose result will never be collected. */
+void pool_free(pool *p, void (*drop)(void *tag));
 
 bool pool_has_idle(const pool *p);
 size_t pool_busy(const pool *p);

@@ -83,4 +83,33 @@ replay 3 'k:after_target_commit@1/op1;k:after_intent@1/op1' \
 # after its commit earns no certificate (no-loss was never challenged)
 replay 3 'k:after_target_commit@1/op1' "no-loss was never challenged"
 [ -s "$tmp/out$n/report.json" ] || fail "no report for a valid replay"
+
+# a rejecting schedule's reproduce line, copied from the report and run
+# twice where the user stands: the same verdict both times (the second
+# replaces the first's certify-replay/), the run that found it untouched
+sed 's/^  - name: c$/  - name: naive/; s|command: \[\(.*\), route\]|command: [\1, route, --variant, naive]|' \
+	"$tmp/suite.yaml" >"$tmp/naive.yaml"
+printf '  - name: kill-after-commit\n    faults: [{attempt: 1, failpoint: after_target_commit, action: kill}]\n' \
+	>>"$tmp/naive.yaml"
+mkdir "$tmp/cwd"
+rc=0
+(cd "$tmp/cwd" && "$FENCECERT" certify "$tmp/naive.yaml" --out found --quiet) \
+	>"$tmp/found.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat "$tmp/found.out"; fail "the naive route was not rejected (exit $rc)"; }
+repro=$(python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+print(next(s["reproduce"] for rt in r["routes"] for s in rt["schedules"] if s["violations"]))' \
+	"$tmp/cwd/found/report.json")
+case $repro in "fencecert certify "*) ;; *) fail "reproduce line: $repro" ;; esac
+cp "$tmp/cwd/found/report.json" "$tmp/found.json"
+for i in 1 2; do
+	rc=0
+	(cd "$tmp/cwd" && eval "\"\$FENCECERT\" ${repro#fencecert }" --quiet) \
+		>"$tmp/repro$i.out" 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] || { cat "$tmp/repro$i.out"; fail "reproduce run $i: exit $rc, want 1 (rejected): $repro"; }
+	[ -s "$tmp/cwd/certify-replay/report.json" ] || fail "reproduce run $i wrote no certify-replay/report.json"
+	checks=$((checks + 1))
+done
+cmp -s "$tmp/found.json" "$tmp/cwd/found/report.json" || fail "a replay changed the run that found the schedule"
+echo "ok: the reproduce line replays the rejection twice: $repro"
 echo "schedule_replay: $checks checks passed"
