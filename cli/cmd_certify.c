@@ -44,6 +44,7 @@
 #include "common/error.h"
 #include "reports/outdir.h"
 #include "reports/render.h"
+#include "reports/sign.h"
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
 #include "common/cli.h"
@@ -422,6 +423,15 @@ int cmd_certify(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cusage("%s", "give exactly one SUITE.yaml");
+	/* before any route runs, not when the report is signed */
+	{
+		struct sign_key key;
+		if (sign_key_from_env(&key) == FC_USAGE)
+			return cusage("%s is set but empty: a secret that did "
+				      "not expand would leave the report "
+				      "unsigned; unset it or give the key",
+				      SIGN_KEY_ENV);
+	}
 	/* a route's descendants end with its attempt, or the run says so */
 	if (supervisor_containment(contain_why, sizeof(contain_why)) ==
 	    CHILD_CONTAIN_NONE) {

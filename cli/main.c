@@ -11,6 +11,7 @@
 #include "common/sqlite_setup.h"
 #include "routes/fork_server.h"
 #include "common/cli.h"
+#include "reports/sign.h"
 
 static const struct command {
 	const char *name;
@@ -56,6 +57,12 @@ int main(int argc, char **argv)
 {
 	int rc;
 
+	/* the signing key leaves the environment before anything runs: no
+	 * child gets it, and /proc/PID/environ shows zeros in its place */
+	if (sign_key_take()) {
+		fprintf(stderr, "fencecert: out of memory\n");
+		return 1;
+	}
 	/*
 	 * A certification execs `fencecert route` once per attempt, so what
 	 * libcrypto does at start and exit is paid thousands of times: skip

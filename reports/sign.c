@@ -9,9 +9,11 @@
  *     through CRYPTO_memcmp so timing does not leak how much matched.
  *  3. A failing call leaves the report as it was.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -20,9 +22,32 @@
 
 #include "reports/sign.h"
 
+/* what sign_key_take() found: taken, and the value (NULL: none set) */
+static bool key_taken;
+static char *key_value;
+
+int sign_key_take(void)
+{
+	size_t n = strlen(SIGN_KEY_ENV);
+	int rc = 0;
+
+	for (char **e = environ; *e; e++) {
+		char *v;
+		if (strncmp(*e, SIGN_KEY_ENV, n) || (*e)[n] != '=')
+			continue;
+		v = *e + n + 1;
+		if (!key_taken && !key_value && !(key_value = strdup(v)))
+			rc = FC_NOMEM;
+		explicit_bzero(v, strlen(v));
+	}
+	unsetenv(SIGN_KEY_ENV);
+	key_taken = true;
+	return rc;
+}
+
 int sign_key_from_env(struct sign_key *key)
 {
-	const char *v = getenv(SIGN_KEY_ENV);
+	const char *v = key_taken ? key_value : getenv(SIGN_KEY_ENV);
 
 	if (!v)
 		return 0;

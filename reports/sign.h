@@ -11,7 +11,10 @@
  * The key is the bytes of the environment variable FENCECERT_SIGNING_KEY
  * (sign_key_from_env()).  A variable that is set but empty is an error,
  * not "no key": a CI secret that failed to expand must not turn signing
- * (or the gate's check) off silently.
+ * (or the gate's check) off silently.  The command line takes the key out
+ * of the environment before anything runs (sign_key_take()): its bytes in
+ * the process's initial environment, which /proc/PID/environ shows to
+ * whoever may read it (a route running as root, say), are zeroed.
  *
  * Who includes it: reports/ (render signs, gate and merge verify), cli/
  * (which reads the key for gate, merge and report) and tests/.
@@ -38,8 +41,16 @@ struct sign_key {
 };
 
 /*
- * Read the key from the environment.  Returns 1 and fills *key when set,
- * 0 when unset, FC_USAGE when set but empty.
+ * Move the key out of the environment into this process's memory (a
+ * forked child inherits it, an exec'd one does not): zero every
+ * FENCECERT_SIGNING_KEY value in place and unset the name.  Call once,
+ * first thing in main().  FC_NOMEM (the environment is scrubbed anyway).
+ */
+int sign_key_take(void) FC_MUST_CHECK;
+
+/*
+ * The key: the one sign_key_take() took, else the environment's.  Returns
+ * 1 and fills *key when set, 0 when unset, FC_USAGE when set but empty.
  */
 int sign_key_from_env(struct sign_key *key) FC_MUST_CHECK;
 

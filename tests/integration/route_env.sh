@@ -11,8 +11,10 @@
 #    the protocol, the suite's env: and those passed on with --pass-env
 #    (and the service scripts' own knobs; a shell adds PWD, SHLVL, _);
 #    the name passed on reaches the route and the observer;
+#    and no process's /proc/PID/environ the route can read holds the
+#    key (certify zeroes it in its own initial environment at start);
 # 2. `--pass-env FENCECERT_SIGNING_KEY` is a usage error (exit 2) that
-#    says why.
+#    says why, and so is an empty key, before any route runs.
 set -eu
 BUILD=${BUILD:-build}
 FENCECERT=${FENCECERT:-$PWD/$BUILD/fencecert}
@@ -38,7 +40,7 @@ services:
   - {name: etcd, kind: etcd, members: 1}
 routes:
   - name: dump
-    command: [sh, -c, 'env >"\$ENV_OUT/route.\$FENCECERT_TRY_NUMBER.env"; exec "\$FENCECERT_BIN" route']
+    command: [sh, -c, 'env >"\$ENV_OUT/route.\$FENCECERT_TRY_NUMBER.env"; for f in /proc/[0-9]*/environ; do grep -qa FENCECERT_SIGNING_KEY= "\$f" 2>/dev/null && echo "name \$f"; grep -qa route-env-secret "\$f" 2>/dev/null && echo "value \$f"; done >"\$ENV_OUT/proc.scan"; exec "\$FENCECERT_BIN" route']
     journal: 'sqlite:{dir}/journal.db'
     target: 'sqlite:{dir}/target.db'
     observe:
@@ -103,6 +105,15 @@ for name, (names, want) in cases.items():
         if w not in lines:
             print("FAIL: %s lacks %s" % (name, w)); bad = 1
     print("%s: %d variables" % (name, len(lines)))
+scan = open(os.path.join(rec, "proc.scan")).read().split()
+named = [f for kind, f in zip(scan[0::2], scan[1::2]) if kind == "name"]
+valued = [f for kind, f in zip(scan[0::2], scan[1::2]) if kind == "value"]
+if valued:
+    print("FAIL: the route read the signing key in %s" % " ".join(valued)); bad = 1
+elif named:
+    print("/proc scan: certify's environment readable (%d), the key zeroed" % len(named))
+else:
+    print("/proc scan: no environment with the key's name readable here")
 sys.exit(bad)
 PY
 
@@ -111,6 +122,16 @@ run --pass-env FENCECERT_SIGNING_KEY >"$tmp/refused.out" 2>&1 || rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q "pass-env 'FENCECERT_SIGNING_KEY'.*signing key" "$tmp/refused.out"; then
 	cat "$tmp/refused.out"
 	echo "FAIL: --pass-env FENCECERT_SIGNING_KEY gave exit $rc"
+	exit 1
+fi
+rc=0
+mkdir "$tmp/work-empty"
+FENCECERT_SIGNING_KEY= "$FENCECERT" certify "$tmp/suite.yaml" --out "$tmp/out-empty" \
+	--work-dir "$tmp/work-empty" --jobs 1 --quiet >"$tmp/empty.out" 2>&1 || rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "FENCECERT_SIGNING_KEY is set but empty" "$tmp/empty.out" ||
+	[ -n "$(ls -A "$tmp/work-empty")" ] || [ -n "$(ls "$tmp/rec"/route.*.env 2>/dev/null | grep -v route.1.env)" ]; then
+	cat "$tmp/empty.out"
+	echo "FAIL: an empty key gave exit $rc, or a route ran before it was refused"
 	exit 1
 fi
 echo "route_env: ok"
