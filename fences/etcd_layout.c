@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "fences/etcd_layout.h"
+#include "common/host_pid.h"
 
 /* ---- URL ------------------------------------------------------------ */
 
@@ -42,7 +43,7 @@ static int parse_first(const char *q, size_t nmembers, struct etcd_where *w,
 	char *end;
 
 	if (strcmp(q, "first=pid") == 0) {
-		w->first = (int)((unsigned long)getpid() % nmembers);
+		w->first = (int)((unsigned long)host_pid() % nmembers);
 		return 0;
 	}
 	if (strncmp(q, "first=", 6) == 0 && q[6] >= '0' && q[6] <= '9') {

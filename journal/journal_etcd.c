@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "journal/journal_etcd_impl.h"
+#include "common/host_pid.h"
 
 static int je_init(journal *j)
 {
@@ -89,7 +90,7 @@ static int parse_options(journal *j, struct je *s, const char *q,
 	char *end;
 
 	if (strcmp(q, "first=pid") == 0) {
-		first = (unsigned long)getpid() % nmembers;
+		first = (unsigned long)host_pid() % nmembers;
 	} else if (strncmp(q, "first=", 6) == 0 && q[6] >= '0' && q[6] <= '9') {
 		first = strtoul(q + 6, &end, 10);
 		if (*end || first >= nmembers)
