@@ -24,7 +24,7 @@ model := harness/model/scenario.c harness/model/scenario_yaml.c \
 	harness/model/fault.c harness/model/schedule.c \
 	harness/inject/inject_seccomp.c journal/identity.c common/error.c \
 	common/sqlite_setup.c
-journal := common/array.c common/clock.c common/dl.c common/dl_curl.c \
+journal := common/array.c common/clock.c common/dl.c common/dl_curl.c common/host_pid.c \
 	common/dl_pq.c common/etcd_client.c common/fsutil.c common/error.c \
 	common/pg_session.c common/sqlite_reader.c common/url_query.c \
 	journal/journal.c journal/journal_adapter.c journal/journal_etcd.c \
