@@ -42,7 +42,8 @@ srcs_pgwire := harness/inject/tcp_proxy_pg.c
 srcs_etcd := common/etcd_client.c common/clock.c common/dl.c \
 	common/dl_curl.c common/error.c
 srcs_report := reports/gate.c reports/merge.c reports/rview.c \
-	reports/sign.c harness/check/verdict.c harness/check/report_summary.c
+	reports/sign.c harness/check/verdict.c harness/check/report_summary.c \
+	harness/check/check_window.c harness/model/record.c common/array.c
 
 .PHONY: all
 all: $(TARGETS:%=$(OUT)/fuzz_%)
