@@ -49,6 +49,7 @@
 #include "harness/certify/certify.h"
 #include "common/cli.h"
 #include "common/fsutil.h"
+#include "harness/model/record.h"
 #include "harness/model/scenario.h"
 #include "harness/proc/child_env.h"
 #include "harness/proc/supervise.h"
@@ -89,6 +90,9 @@ static void usage(FILE *to)
 		"  --work-dir DIR    create the schedule dirs under DIR\n"
 		"                    (default /dev/shm, else $TMPDIR or /tmp)\n"
 		"  --keep            keep the schedule dirs\n"
+		"  --full-deltas     list every row an attempt changed in the\n"
+		"                    report's row_deltas (default: the first %d\n"
+		"                    besides first inserts, and counts of all)\n"
 		"  --pass-env NAME   pass NAME on from this environment to the\n"
 		"                    routes, fork servers and observe commands\n"
 		"                    (repeatable).  They get nothing else of it\n"
@@ -108,7 +112,8 @@ static void usage(FILE *to)
 		"2 usage or suite file error (or --out holds reports, no --force),\n"
 		"3 some route is unverified (nothing worse), 130 interrupted (no\n"
 		"report written); a --shard run: 1 when a route expected to\n"
-		"certify has a violation in this shard, else 0\n");
+		"certify has a violation in this shard, else 0\n",
+		RECORD_DELTAS_KEPT);
 }
 
 static void on_stop(int sig)
@@ -335,6 +340,7 @@ int cmd_certify(int argc, char **argv)
 		{ "out", required_argument, NULL, 'O' },
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "full-deltas", no_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "pass-env", required_argument, NULL, 'P' },
 		{ "uncontained", no_argument, NULL, 'U' },
@@ -398,6 +404,7 @@ int cmd_certify(int argc, char **argv)
 		case 'O': out_dir = optarg; break;
 		case 'w': parent = optarg; break;
 		case 'k': o.keep = true; break;
+		case 'D': o.full_deltas = true; break;
 		case 'F': force = true; break;
 		case 'P':
 			if (npass == 64)

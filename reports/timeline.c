@@ -14,9 +14,13 @@
  *     attempt alive at that time whose matching after_<state> hit is
  *     nearest, else the nearest attempt of the operation.
  *  3. The attempt blamed for duplicates is the one whose row_deltas show
- *     a row going from n >= 1 to n + 1 (first inserts, 0 -> 1, are only
+ *     a row growing to two copies or more (first inserts, 0 -> 1, are only
  *     counted, in rows_added); the faults named are those applied
- *     to its operation (resumes aside) before that attempt ended.
+ *     to its operation (resumes aside) before that attempt ended.  How
+ *     many rows it duplicated and added comes from the attempt's counts
+ *     (row_deltas_duplicated, row_deltas_gained), which cover the rows a
+ *     truncated row_deltas leaves out; a report older than them has its
+ *     list complete, and the list is counted instead.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -50,8 +54,9 @@ struct lane {
 	double y, h;
 	double label_end[2];
 	size_t dup, added;
+	size_t dup_listed;     /* of dup, those row_deltas names */
 	const char *dup_keys[DUP_KEYS_MAX];
-	const char *dup_last;
+	const char *dup_last;  /* the last one it names */
 	char cause[200];       /* faults applied before the end, or "" */
 	long long missing;     /* rows missing at the end (last lane of op) */
 	const json_t *op_obj;
@@ -248,26 +253,39 @@ static void cause_of(const struct layout *L, struct lane *ln)
 	}
 }
 
+/* A count of the attempt's, never below 0; `listed` when the report is
+ * older than the counts. */
+static size_t attempt_count(const json_t *a, const char *key, long long listed)
+{
+	long long n = rview_int(a, key, listed);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
 static void blame(struct layout *L, struct lane *ln)
 {
 	json_t *d;
 	size_t i;
+	long long gained = 0;
 
-	long long first = rview_int(ln->a, "rows_added", 0);
-
-	ln->added = first > 0 ? (size_t)first : 0;
 	json_array_foreach(rview_arr(ln->a, "row_deltas"), i, d) {
 		long long before = rview_int(d, "before", 0);
 		long long after = rview_int(d, "after", 0);
 		if (after > before)
-			ln->added += (size_t)(after - before);
+			gained += after - before;
 		if (after > before && after >= 2) {
-			if (ln->dup < DUP_KEYS_MAX)
-				ln->dup_keys[ln->dup] = rview_str(d, "row_key");
+			if (ln->dup_listed < DUP_KEYS_MAX)
+				ln->dup_keys[ln->dup_listed] = rview_str(d, "row_key");
 			ln->dup_last = rview_str(d, "row_key");
-			ln->dup++;
+			ln->dup_listed++;
 		}
 	}
+	ln->dup = attempt_count(ln->a, "row_deltas_duplicated",
+				(long long)ln->dup_listed);
+	if (ln->dup_listed > ln->dup)
+		ln->dup_listed = ln->dup;
+	ln->added = attempt_count(ln->a, "rows_added", 0) +
+		    attempt_count(ln->a, "row_deltas_gained", gained);
 	if (ln->dup)
 		cause_of(L, ln);
 }
@@ -652,11 +670,17 @@ static void note_line(FILE *out, const struct lane *ln)
 	if (ln->dup) {
 		n = snprintf(buf, sizeof(buf), "+%zu duplicate row%s: ", ln->dup,
 			     ln->dup == 1 ? "" : "s");
-		for (k = 0; k < ln->dup && k < DUP_KEYS_MAX && n < (int)sizeof(buf); k++)
+		for (k = 0; k < ln->dup_listed && k < DUP_KEYS_MAX &&
+			    n < (int)sizeof(buf); k++)
 			n += snprintf(buf + n, sizeof(buf) - n, "%s%s", k ? ", " : "",
 				      ln->dup_keys[k]);
-		if (ln->dup > DUP_KEYS_MAX && n < (int)sizeof(buf))
+		/* the last one only when the list names them all */
+		if (ln->dup > DUP_KEYS_MAX && ln->dup_listed == ln->dup &&
+		    n < (int)sizeof(buf))
 			n += snprintf(buf + n, sizeof(buf) - n, " … %s", ln->dup_last);
+		else if (ln->dup > k && n < (int)sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, "%s…",
+				      k ? " " : "");
 		if (ln->cause[0] && n < (int)sizeof(buf))
 			snprintf(buf + n, sizeof(buf) - n, " — after %s", ln->cause);
 	} else {

@@ -238,13 +238,8 @@ static void nothing(struct rec_schedule *r) { (void)r; }
  * with the rows. */
 static void dead_journal(struct rec_schedule *r)
 {
-	struct rec_delta *d = RECORD_PUSH(r->attempts[0].deltas,
-					  r->attempts[0].ndeltas);
-
-	assert_non_null(d);
-	d->row_key = xstrdup("o1-r1");
-	d->before = 0;
-	d->after = 1;
+	assert_int_equal(record_add_delta(&r->attempts[0], "o1-r1", 0, 1,
+					  RECORD_DELTAS_KEPT), 0);
 	r->attempts[0].journal_failed = true;
 }
 
@@ -364,10 +359,8 @@ static void intent_rows(struct rec_schedule *r)
 {
 	intent_ok(r);
 	r->obs[1].rows[0].count = 2;
-	assert_non_null(RECORD_PUSH(r->attempts[1].deltas, r->attempts[1].ndeltas));
-	r->attempts[1].deltas[0].row_key = xstrdup("o1-r1");
-	r->attempts[1].deltas[0].before = 1;
-	r->attempts[1].deltas[0].after = 2;
+	assert_int_equal(record_add_delta(&r->attempts[1], "o1-r1", 1, 2,
+					  RECORD_DELTAS_KEPT), 0);
 }
 
 /* try 2 starts with the entry present */

@@ -434,8 +434,10 @@ static void test_row_deltas_compact(void **state)
 	a->operation = 1;
 	a->try_number = 1;
 	a->end_ms = 50;
-	assert_int_equal(record_credit_delta(a, &prev, &now), 0);
-	assert_int_equal(a->ndeltas, 3); /* the checker still sees all three */
+	assert_int_equal(record_credit_delta(a, &prev, &now, RECORD_DELTAS_KEPT), 0);
+	/* the checker still counts all three */
+	assert_int_equal(a->deltas.changed, 3);
+	assert_string_equal(a->deltas.first.row_key, "a");
 	s = report_json_schedule(r, &c, &(struct report_job_info){
 		.reproduce = "fencecert certify x.yaml" });
 	assert_non_null(s);
@@ -449,6 +451,11 @@ static void test_row_deltas_compact(void **state)
 	assert_string_equal(rview_str(json_array_get(d, 1), "row_key"), "b");
 	assert_int_equal(rview_int(json_array_get(d, 1), "before", -1), 1);
 	assert_int_equal(rview_int(json_array_get(d, 1), "after", -1), 0);
+	assert_int_equal(rview_int(at, "row_deltas_total", -1), 2);
+	assert_int_equal(rview_int(at, "row_deltas_duplicated", -1), 1);
+	assert_int_equal(rview_int(at, "row_deltas_gained", -1), 1);
+	assert_int_equal(rview_int(at, "row_deltas_lost", -1), 1);
+	assert_null(json_object_get(at, "row_deltas_truncated"));
 
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
@@ -459,6 +466,135 @@ static void test_row_deltas_compact(void **state)
 	free(buf);
 	json_decref(s);
 	record_free(r);
+}
+
+/* An attempt over 30 duplicated rows (d00..d29, 1 -> 2), 5 lost (l00..l04,
+ * 1 -> 0) and 10 first inserts (n00..n09), its journal failed so the
+ * checker names its changes; `keep` as certify passes it. */
+static struct rec_schedule *many_deltas(size_t keep)
+{
+	struct rec_row before_rows[35], after_rows[40];
+	char keys[45][8];
+	struct rec_observation prev = { .rows = before_rows, .nrows = 35 };
+	struct rec_observation now = { .rows = after_rows, .nrows = 40 };
+	struct rec_schedule *r = record_new();
+	struct rec_operation *op;
+	struct rec_attempt *a;
+
+	for (int i = 0; i < 30; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "d%02d", i);
+		before_rows[i] = (struct rec_row){ keys[i], 1 };
+		after_rows[i] = (struct rec_row){ keys[i], 2 };
+	}
+	for (int i = 0; i < 5; i++) {
+		snprintf(keys[30 + i], sizeof(keys[0]), "l%02d", i);
+		before_rows[30 + i] = (struct rec_row){ keys[30 + i], 1 };
+	}
+	for (int i = 0; i < 10; i++) {
+		snprintf(keys[35 + i], sizeof(keys[0]), "n%02d", i);
+		after_rows[30 + i] = (struct rec_row){ keys[35 + i], 1 };
+	}
+	assert_non_null(r);
+	assert_non_null(op = RECORD_PUSH(r->ops, r->nops));
+	op->index = 1;
+	assert_non_null(a = RECORD_PUSH(r->attempts, r->nattempts));
+	a->operation = 1;
+	a->try_number = 1;
+	a->end_ms = 50;
+	a->obs_after = -1;
+	a->journal_failed = true;
+	assert_int_equal(record_credit_delta(a, &prev, &now, keep), 0);
+	return r;
+}
+
+/* The report of many_deltas(keep), its dead-journal detail in *detail. */
+static json_t *many_deltas_report(size_t keep, char *detail, size_t len)
+{
+	struct rec_schedule *r = many_deltas(keep);
+	struct check_result c = { 0 };
+	json_t *s;
+
+	assert_int_equal(check_schedule(r, false, &c), 0);
+	detail[0] = 0;
+	for (size_t i = 0; i < c.nviolations; i++)
+		if (c.violations[i].invariant == INV_DEAD_JOURNAL)
+			snprintf(detail, len, "%s", c.violations[i].detail);
+	s = report_json_schedule(r, &c, &(struct report_job_info){
+		.reproduce = "fencecert certify x.yaml" });
+	assert_non_null(s);
+	check_result_release(&c);
+	record_free(r);
+	return s;
+}
+
+static char *timeline_of(const json_t *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(timeline_svg(f, s, 1), 0);
+	fclose(f);
+	return buf;
+}
+
+/* More changes than RECORD_DELTAS_KEPT: the record keeps and the report
+ * lists the first 20, with counts of all and row_deltas_truncated; with
+ * certify --full-deltas (keep SIZE_MAX) all 35.  The checker's detail and
+ * the timeline's counts are the same either way. */
+static void test_row_deltas_truncated(void **state)
+{
+	char cut_detail[512], full_detail[512], *cut_svg, *full_svg;
+	json_t *cut, *full, *at, *d;
+	struct rec_schedule *r;
+
+	(void)state;
+	r = many_deltas(RECORD_DELTAS_KEPT);
+	assert_int_equal(r->attempts[0].deltas.nkept, RECORD_DELTAS_KEPT);
+	assert_int_equal(r->attempts[0].deltas.changed, 45);
+	assert_true(record_deltas_truncated(&r->attempts[0].deltas));
+	record_free(r);
+
+	cut = many_deltas_report(RECORD_DELTAS_KEPT, cut_detail,
+				 sizeof(cut_detail));
+	at = json_array_get(json_object_get(cut, "attempts"), 0);
+	d = json_object_get(at, "row_deltas");
+	assert_int_equal(json_array_size(d), RECORD_DELTAS_KEPT);
+	assert_string_equal(rview_str(json_array_get(d, 0), "row_key"), "d00");
+	assert_string_equal(rview_str(json_array_get(d, 19), "row_key"), "d19");
+	assert_int_equal(rview_int(at, "rows_added", -1), 10);
+	assert_int_equal(rview_int(at, "row_deltas_total", -1), 35);
+	assert_int_equal(rview_int(at, "row_deltas_duplicated", -1), 30);
+	assert_int_equal(rview_int(at, "row_deltas_gained", -1), 30);
+	assert_int_equal(rview_int(at, "row_deltas_lost", -1), 5);
+	assert_true(json_is_true(json_object_get(at, "row_deltas_truncated")));
+
+	full = many_deltas_report(SIZE_MAX, full_detail, sizeof(full_detail));
+	at = json_array_get(json_object_get(full, "attempts"), 0);
+	d = json_object_get(at, "row_deltas");
+	assert_int_equal(json_array_size(d), 35);
+	assert_string_equal(rview_str(json_array_get(d, 34), "row_key"), "l04");
+	assert_int_equal(rview_int(at, "rows_added", -1), 10);
+	assert_int_equal(rview_int(at, "row_deltas_total", -1), 35);
+	assert_int_equal(rview_int(at, "row_deltas_duplicated", -1), 30);
+	assert_null(json_object_get(at, "row_deltas_truncated"));
+
+	assert_non_null(strstr(cut_detail, "changed 45 target row(s) (first "
+				"'d00' 1 -> 2)"));
+	assert_string_equal(cut_detail, full_detail);
+
+	cut_svg = timeline_of(cut);
+	full_svg = timeline_of(full);
+	assert_non_null(strstr(full_svg, "+40 rows"));
+	assert_non_null(strstr(full_svg, "+30 duplicate rows: d00, d01, d02 … d29"));
+	assert_non_null(strstr(cut_svg, "+40 rows"));
+	assert_non_null(strstr(cut_svg, "+30 duplicate rows: d00, d01, d02 …"));
+	assert_null(strstr(cut_svg, "d29")); /* never listed, never named */
+	free(cut_svg);
+	free(full_svg);
+	json_decref(cut);
+	json_decref(full);
 }
 
 /* --- render_all ------------------------------------------------------------------ */
@@ -964,6 +1100,7 @@ int main(void)
 		cmocka_unit_test(test_html_escaping),
 		cmocka_unit_test(test_timeline_lanes),
 		cmocka_unit_test(test_row_deltas_compact),
+		cmocka_unit_test(test_row_deltas_truncated),
 		cmocka_unit_test(test_render_all),
 		cmocka_unit_test(test_report_file_names),
 		cmocka_unit_test(test_outdir_fresh),

@@ -147,6 +147,7 @@ static json_t *work(void *ctx, json_t *job)
 				json_object_get(job, "operations")),
 			.dir = dir, .sv = w->sv, .services = w->o->services,
 			.keep_namespaces = w->o->keep,
+			.full_deltas = w->o->full_deltas,
 			.sys_discover = sc->explore && sc->explore->syscalls &&
 				strcmp(json_string_value(json_object_get(job, "kind")),
 				       "discovery") == 0 ? sc->explore : NULL,

@@ -41,6 +41,8 @@ struct certify_opts {
 	int jobs;                /* worker processes */
 	const char *work_dir;    /* existing directory for schedule dirs */
 	bool keep;               /* keep schedule dirs */
+	bool full_deltas;        /* --full-deltas: list every changed row of
+				    an attempt in row_deltas */
 	bool progress_tty;       /* one updating progress line on stderr */
 	bool quiet;              /* no progress at all */
 	services *services;      /* started by the caller (services_start);

@@ -74,12 +74,42 @@ static json_t *fault_string(const struct fault *f)
 
 /* --- one schedule ---------------------------------------------------------- */
 
+/* The kept changes other than first inserts: RECORD_DELTAS_KEPT of them,
+ * unless certify --full-deltas kept all (record.h). */
+static json_t *deltas_json(const struct rec_deltas *ds)
+{
+	json_t *arr = json_array();
+	struct jb b = { 0 };
+
+	for (size_t d = 0; d < ds->nkept; d++)
+		push(&b, arr, json_pack("{s:s, s:I, s:I}", "row_key",
+					ds->kept[d].row_key, "before",
+					(json_int_t)ds->kept[d].before, "after",
+					(json_int_t)ds->kept[d].after));
+	return done(&b, arr);
+}
+
+/* What a reader needs besides the list, whether or not it was cut: only
+ * for an attempt that changed some row other than by a first insert, so
+ * the common attempt stays as short as it was. */
+static void deltas_counts(struct jb *b, json_t *o, const struct rec_deltas *ds)
+{
+	if (!record_deltas_listed(ds))
+		return;
+	set(b, o, "row_deltas_total",
+	    json_integer((json_int_t)record_deltas_listed(ds)));
+	set(b, o, "row_deltas_duplicated", json_integer((json_int_t)ds->duplicated));
+	set(b, o, "row_deltas_gained", json_integer(ds->gained));
+	set(b, o, "row_deltas_lost", json_integer((json_int_t)ds->lost));
+	if (record_deltas_truncated(ds))
+		set(b, o, "row_deltas_truncated", json_true());
+}
+
 static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 {
 	const struct rec_attempt *a = &r->attempts[i];
-	json_t *o = json_object(), *hits = json_array(), *deltas = json_array();
+	json_t *o = json_object(), *hits = json_array();
 	struct jb b = { 0 };
-	json_int_t added = 0;
 	char end[64];
 
 	record_attempt_end(a, end, sizeof(end));
@@ -123,20 +153,9 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 				push(&b, faults, json_string(r->applied[f].what));
 		set(&b, o, "faults", faults);
 	}
-	/* First inserts are counted, not listed: with big partitions they
-	 * are nearly all the deltas, and nothing judges them by row. */
-	for (size_t d = 0; d < a->ndeltas; d++) {
-		if (record_delta_is_first_insert(&a->deltas[d])) {
-			added++;
-			continue;
-		}
-		push(&b, deltas, json_pack("{s:s, s:I, s:I}", "row_key",
-					   a->deltas[d].row_key, "before",
-					   (json_int_t)a->deltas[d].before, "after",
-					   (json_int_t)a->deltas[d].after));
-	}
-	set(&b, o, "rows_added", json_integer(added));
-	set(&b, o, "row_deltas", deltas);
+	set(&b, o, "rows_added", json_integer((json_int_t)a->deltas.first_inserts));
+	set(&b, o, "row_deltas", deltas_json(&a->deltas));
+	deltas_counts(&b, o, &a->deltas);
 	if (a->nsyscalls) {
 		json_t *sys = json_array();
 		for (size_t k = 0; k < a->nsyscalls; k++)

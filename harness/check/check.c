@@ -613,12 +613,13 @@ static void check_intent(const struct rec_schedule *r, struct vlist *vl)
 					who, at->hits[h].name);
 				break;
 			}
-			if (at->ndeltas) {
+			if (at->deltas.changed) {
+				const struct rec_delta *d = &at->deltas.first;
 				violate(vl, INV_INTENT_CONFLICT, op,
 					"%s changed %zu target row(s) (first %s "
 					"%lld->%lld) after the source changed",
-					who, at->ndeltas, at->deltas[0].row_key,
-					at->deltas[0].before, at->deltas[0].after);
+					who, at->deltas.changed, d->row_key,
+					d->before, d->after);
 			} else if (!at->killed && !at->timed_out &&
 				   !at->spawn_failed && !at->zombie &&
 				   (at->signal || at->exit_code != PROTO_EXIT_STOP)) {
@@ -798,7 +799,7 @@ static void check_dead_journal(const struct rec_schedule *r, struct vlist *vl)
 		const struct rec_attempt *a = &r->attempts[i];
 		const struct rec_operation *op;
 
-		if (!a->journal_failed || !a->ndeltas || a->concurrent ||
+		if (!a->journal_failed || !a->deltas.changed || a->concurrent ||
 		    a->operation < 1 || (size_t)a->operation > r->nops)
 			continue;
 		op = &r->ops[a->operation - 1];
@@ -808,9 +809,9 @@ static void check_dead_journal(const struct rec_schedule *r, struct vlist *vl)
 			"op %d try %d changed %zu target row(s) (first '%s' "
 			"%lld -> %lld) after its journal failed a write, and "
 			"the journal holds no COMMITTING from that try",
-			a->operation, a->try_number, a->ndeltas,
-			a->deltas[0].row_key, a->deltas[0].before,
-			a->deltas[0].after);
+			a->operation, a->try_number, a->deltas.changed,
+			a->deltas.first.row_key, a->deltas.first.before,
+			a->deltas.first.after);
 	}
 }
 

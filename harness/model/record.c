@@ -51,9 +51,10 @@ void record_free(struct rec_schedule *r)
 	for (size_t i = 0; i < r->nattempts; i++) {
 		struct rec_attempt *a = &r->attempts[i];
 		free(a->hits);
-		for (size_t k = 0; k < a->ndeltas; k++)
-			free(a->deltas[k].row_key);
-		free(a->deltas);
+		free(a->deltas.first.row_key);
+		for (size_t k = 0; k < a->deltas.nkept; k++)
+			free(a->deltas.kept[k].row_key);
+		free(a->deltas.kept);
 		free(a->stdout_path);
 		free(a->stderr_path);
 		for (size_t k = 0; k < a->nsyscalls; k++)
@@ -132,29 +133,81 @@ bool record_has_failpoints(const struct rec_schedule *r)
 	return false;
 }
 
-bool record_delta_is_first_insert(const struct rec_delta *d)
+static bool is_first_insert(long long before, long long after)
 {
-	return d->before == 0 && d->after == 1;
+	return before == 0 && after == 1;
 }
 
-static int add_delta(struct rec_attempt *a, const char *key, long long before,
+size_t record_deltas_listed(const struct rec_deltas *d)
+{
+	return d->changed - d->first_inserts;
+}
+
+bool record_deltas_truncated(const struct rec_deltas *d)
+{
+	return d->nkept < record_deltas_listed(d);
+}
+
+static int delta_set(struct rec_delta *d, const char *key, long long before,
 		     long long after)
 {
-	struct rec_delta *d = RECORD_PUSH(a->deltas, a->ndeltas);
-
-	if (!d || !(d->row_key = strdup(key))) {
-		if (d)
-			a->ndeltas--;
+	if (!(d->row_key = strdup(key)))
 		return FC_NOMEM;
-	}
 	d->before = before;
 	d->after = after;
 	return 0;
 }
 
+/* Keep a change as ds->first when it is the first one, and among the kept
+ * ones while fewer than `keep` are; no count moves here.  On FC_NOMEM
+ * nothing changed. */
+static int keep_delta(struct rec_deltas *ds, const char *key, long long before,
+		      long long after, size_t keep)
+{
+	bool listed = !is_first_insert(before, after) && ds->nkept < keep;
+	bool first = !ds->first.row_key;
+	struct rec_delta *d;
+
+	if (first && delta_set(&ds->first, key, before, after))
+		return FC_NOMEM;
+	if (!listed)
+		return 0;
+	d = RECORD_PUSH(ds->kept, ds->nkept);
+	if (d && !delta_set(d, key, before, after))
+		return 0;
+	if (d)
+		ds->nkept--;
+	if (first) {
+		free(ds->first.row_key);
+		ds->first.row_key = NULL;
+	}
+	return FC_NOMEM;
+}
+
+int record_add_delta(struct rec_attempt *a, const char *key, long long before,
+		     long long after, size_t keep)
+{
+	struct rec_deltas *ds = &a->deltas;
+
+	if (before == after)
+		return 0;
+	if (keep_delta(ds, key, before, after, keep))
+		return FC_NOMEM;
+	ds->changed++;
+	if (is_first_insert(before, after)) {
+		ds->first_inserts++;
+	} else if (after > before) {
+		ds->duplicated++;
+		ds->gained += after - before;
+	} else {
+		ds->lost++;
+	}
+	return 0;
+}
+
 int record_credit_delta(struct rec_attempt *a,
 			const struct rec_observation *prev,
-			const struct rec_observation *now)
+			const struct rec_observation *now, size_t keep)
 {
 	size_t i = 0, j = 0, pn = prev ? prev->nrows : 0;
 	int rc = 0;
@@ -168,16 +221,17 @@ int record_credit_delta(struct rec_attempt *a,
 		else
 			c = strcmp(prev->rows[i].row_key, now->rows[j].row_key);
 		if (c < 0) {
-			rc = add_delta(a, prev->rows[i].row_key, prev->rows[i].count, 0);
+			rc = record_add_delta(a, prev->rows[i].row_key,
+					      prev->rows[i].count, 0, keep);
 			i++;
 		} else if (c > 0) {
-			rc = add_delta(a, now->rows[j].row_key, 0, now->rows[j].count);
+			rc = record_add_delta(a, now->rows[j].row_key, 0,
+					      now->rows[j].count, keep);
 			j++;
 		} else {
-			if (prev->rows[i].count != now->rows[j].count)
-				rc = add_delta(a, now->rows[j].row_key,
-					       prev->rows[i].count,
-					       now->rows[j].count);
+			rc = record_add_delta(a, now->rows[j].row_key,
+					      prev->rows[i].count,
+					      now->rows[j].count, keep);
 			i++;
 			j++;
 		}

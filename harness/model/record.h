@@ -60,6 +60,34 @@ struct rec_delta {
 	long long before, after;
 };
 
+/* Changes other than first inserts an attempt keeps by key; the rest are
+ * only counted (certify --full-deltas keeps them all). */
+#define RECORD_DELTAS_KEPT 20
+
+/*
+ * The rows whose count changed between the observation before an
+ * attempt's end and the one right after it (other live attempts may share
+ * the credit): every change counted by kind, the first ones kept.  The
+ * memory is bounded by `keep`, never by the rows of the target.
+ *
+ * Kinds (counts are never negative, so they cover every change):
+ *   first insert  0 -> 1, the ordinary load of a row
+ *   duplicated    the row grew to two or more copies (1 -> 2, 0 -> 2, ...)
+ *   lost          the row's count fell (1 -> 0, 2 -> 1, ...)
+ */
+struct rec_deltas {
+	size_t changed;         /* every changed row, first inserts included */
+	size_t first_inserts;
+	size_t duplicated;
+	size_t lost;
+	long long gained;       /* copies the duplicated rows gained together */
+	struct rec_delta first; /* the first change in key order, first
+				   inserts included; row_key NULL: none */
+	struct rec_delta *kept; /* the first changes other than first
+				   inserts, in key order */
+	size_t nkept;
+};
+
 struct rec_attempt {
 	int operation;         /* 1-based */
 	int try_number;
@@ -76,10 +104,7 @@ struct rec_attempt {
 	bool counted;          /* its end decided the task's try */
 	struct rec_hit *hits;
 	size_t nhits;
-	/* Rows that changed between the observation before its end and the
-	 * one right after it (other live attempts may share the credit). */
-	struct rec_delta *deltas;
-	size_t ndeltas;
+	struct rec_deltas deltas; /* record_credit_delta() */
 	int concurrent;        /* other attempts alive during its lifetime */
 	int obs_after;         /* index of the observation at its end; -1 */
 	char *stdout_path, *stderr_path;
@@ -223,16 +248,26 @@ const struct rec_fence *record_fence(const struct rec_observation *o,
 /* "exit 0", "exit 100", "SIGKILL", "timeout (SIGKILL)", "spawn failed". */
 void record_attempt_end(const struct rec_attempt *a, char *out, size_t len);
 
-/* Append to a->deltas every row whose count differs between two sorted
- * observations (prev NULL: nothing was there).  0 or FC_NOMEM. */
+/* Count in a->deltas every row whose count differs between two sorted
+ * observations (prev NULL: nothing was there), keeping the first `keep`
+ * changes other than first inserts (SIZE_MAX: all of them).  0 or
+ * FC_NOMEM (then a->deltas may hold part of the changes). */
 int record_credit_delta(struct rec_attempt *a,
 			const struct rec_observation *prev,
-			const struct rec_observation *now) FC_MUST_CHECK;
+			const struct rec_observation *now,
+			size_t keep) FC_MUST_CHECK;
 
-/* A delta that is a row's ordinary first insert (count 0 -> 1).  Reports
- * count these per attempt (rows_added) and list every other delta:
- * duplicates, losses and anything else stay visible by row. */
-bool record_delta_is_first_insert(const struct rec_delta *d);
+/* Count one change of row `key` in a->deltas, keeping it as above.  0 or
+ * FC_NOMEM (then nothing changed). */
+int record_add_delta(struct rec_attempt *a, const char *key, long long before,
+		     long long after, size_t keep) FC_MUST_CHECK;
+
+/* Changes other than first inserts: what the report lists (up to the
+ * kept ones) and counts (row_deltas_total). */
+size_t record_deltas_listed(const struct rec_deltas *d);
+
+/* True when some changes other than first inserts were only counted. */
+bool record_deltas_truncated(const struct rec_deltas *d);
 
 /* Set attempts[].concurrent: how many other attempts overlapped each. */
 void record_count_concurrency(struct rec_schedule *r);

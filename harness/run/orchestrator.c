@@ -124,7 +124,9 @@ static void observe(struct orch *o, int idx)
 	}
 	if (idx >= 0) {
 		rec->attempts[idx].obs_after = (int)(rec->nobs - 1);
-		if (record_credit_delta(&rec->attempts[idx], prev, ob))
+		if (record_credit_delta(&rec->attempts[idx], prev, ob,
+					o->s.p->full_deltas ? SIZE_MAX :
+					RECORD_DELTAS_KEPT))
 			orch__out_of_memory(&o->s);
 	}
 }

@@ -83,6 +83,8 @@ struct orch_params {
 	supervisor *sv;
 	services *services;          /* the suite's servers; NULL: none */
 	bool keep_namespaces;        /* leave {schedule_id}'s keys/schemas */
+	bool full_deltas;            /* keep every changed row of an attempt,
+					not RECORD_DELTAS_KEPT of them */
 	/* Syscall discovery: op 1 try 1 runs under a plan that counts these
 	 * syscalls on these paths, recorded in its rec_attempt.syscalls. */
 	const struct explore_spec *sys_discover;
