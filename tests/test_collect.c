@@ -275,8 +275,10 @@ static void test_watch_by_time(void **state)
 	assert_int_equal(r->ops[0].nentries, 1);
 	assert_string_equal(r->ops[0].operation_id, "own:1");
 	assert_int_equal(r->ops[1].nentries, 0);
-	/* made during op 2's second try, seen by no listing: the end finds it */
-	t0 = clock_wall_ms();
+	/* made during op 2's second try, seen by no listing: the end finds it
+	 * (once the clock has left op 2's first try, which ended at t1 + 2) */
+	while ((t0 = clock_wall_ms()) <= t1 + 2)
+		usleep(500);
 	route_creates("own:2");
 	attempt(r, 2, 2, t0, clock_wall_ms());
 	assert_int_equal(collect_journal(r, w), 0);
