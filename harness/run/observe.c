@@ -59,6 +59,33 @@ static int fail(observer *o, int code, const char *fmt, ...)
 	return code;
 }
 
+/* The last len - 1 bytes of what the observer wrote on stderr, on one
+ * line, or "(nothing on stderr)". */
+static void err_tail(const char *path, char *out, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+	long size;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0) {
+		if (size > (long)len - 1)
+			fseek(f, size - (long)len + 1, SEEK_SET);
+		else
+			rewind(f);
+		n = fread(out, 1, len - 1, f);
+	}
+	if (f)
+		fclose(f);
+	while (n && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		n--;
+	out[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (out[i] == '\n' || out[i] == '\r' || out[i] == '\t')
+			out[i] = ' ';
+	if (!n)
+		snprintf(out, len, "(nothing on stderr)");
+}
+
 static char *path_join(const char *dir, const char *name)
 {
 	char *p;
@@ -327,11 +354,15 @@ static int observe_command(observer *o, struct rows *r)
 	if (st.timed_out)
 		return fail(o, FC_FENCE_UNAVAILABLE, "observe.command '%s' timed "
 			    "out after %d ms", o->argv[0], OBSERVE_TIMEOUT_MS);
-	if (st.end != SV_EXITED || st.code != 0)
+	if (st.end != SV_EXITED || st.code != 0) {
+		char tail[256];
+		/* its stderr in the message: the file goes with the work dir */
+		err_tail(o->err_path, tail, sizeof(tail));
 		return fail(o, FC_FENCE_UNAVAILABLE, "observe.command '%s' failed "
-			    "(%s %d, see '%s')", o->argv[0],
+			    "(%s %d): %s", o->argv[0],
 			    st.end == SV_EXITED ? "exit" : "signal",
-			    st.end == SV_EXITED ? st.code : st.signal, o->err_path);
+			    st.end == SV_EXITED ? st.code : st.signal, tail);
+	}
 	return read_output(o, r);
 }
 
