@@ -424,13 +424,18 @@ static int parse_faults(struct yctx *c, yaml_node_t *list, struct scenario *sc,
 	return 0;
 }
 
-static int parse_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
+/* The `actions:` list of an exploration as a set of FAULT_BITs: at most
+ * max names, each one of `allowed`; where and expected go in the error
+ * ("cannot be explored<where> (expected <expected>)"). */
+static int parse_action_set(struct yctx *c, yaml_node_t *n, unsigned allowed,
+			    size_t max, const char *where, const char *expected,
+			    unsigned *out)
 {
 	char **names = NULL;
 	unsigned set = 0;
 	int rc;
 
-	rc = scenario__get_strv(c, n, "actions", 1, 3, NULL, &names);
+	rc = scenario__get_strv(c, n, "actions", 1, max, NULL, &names);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; names[i] && rc == 0; i++) {
@@ -440,10 +445,10 @@ static int parse_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
 		if (!item)
 			rc = FC_USAGE;
 		else if (fault_action_parse(names[i], &a) < 0 ||
-			 (a != FAULT_KILL && a != FAULT_PAUSE && a != FAULT_FAIL))
+			 !(allowed & FAULT_BIT(a)))
 			rc = scenario__error(c, item,
-					     "action '%.40s' cannot be explored (expected kill, pause or fail)",
-					     names[i]);
+					     "action '%.40s' cannot be explored%s (expected %s)",
+					     names[i], where, expected);
 		else if (set & FAULT_BIT(a))
 			rc = scenario__error(c, item, "action '%s' is listed twice",
 					     names[i]);
@@ -454,6 +459,13 @@ static int parse_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
 	if (rc == 0)
 		*out = set;
 	return rc;
+}
+
+static int parse_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
+{
+	return parse_action_set(c, n, FAULT_BIT(FAULT_KILL) |
+				FAULT_BIT(FAULT_PAUSE) | FAULT_BIT(FAULT_FAIL), 3,
+				"", "kill, pause or fail", out);
 }
 
 static int parse_explore_failpoints(struct yctx *c, yaml_node_t *n,
@@ -575,34 +587,9 @@ static int parse_explore_syscalls(struct yctx *c, yaml_node_t *n,
 /* actions of a proxy exploration: cut_after_commit, hold_commit. */
 static int parse_proxy_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
 {
-	char **names = NULL;
-	unsigned set = 0;
-	int rc;
-
-	rc = scenario__get_strv(c, n, "actions", 1, 2, NULL, &names);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; names[i] && rc == 0; i++) {
-		yaml_node_t *item = scenario__node(c, n->data.sequence.items.start[i]);
-		enum fault_action a;
-
-		if (!item)
-			rc = FC_USAGE;
-		else if (fault_action_parse(names[i], &a) < 0 ||
-			 (a != FAULT_CUT_AFTER_COMMIT && a != FAULT_HOLD_COMMIT))
-			rc = scenario__error(c, item,
-					     "action '%.40s' cannot be explored on a proxy (expected cut_after_commit or hold_commit)",
-					     names[i]);
-		else if (set & FAULT_BIT(a))
-			rc = scenario__error(c, item, "action '%s' is listed twice",
-					     names[i]);
-		else
-			set |= FAULT_BIT(a);
-	}
-	scenario__strv_free(names);
-	if (rc == 0)
-		*out = set;
-	return rc;
+	return parse_action_set(c, n, FAULT_BIT(FAULT_CUT_AFTER_COMMIT) |
+				FAULT_BIT(FAULT_HOLD_COMMIT), 2, " on a proxy",
+				"cut_after_commit or hold_commit", out);
 }
 
 /* explore: {proxy: NAME, actions: [cut_after_commit, hold_commit]} */
