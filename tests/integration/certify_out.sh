@@ -19,33 +19,8 @@ FENCECERT=${FENCECERT:-$PWD/$BUILD/fencecert}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fc-certify-out.XXXXXX")
 pid=""
 trap '[ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok: $*"
-}
-
-# expect STATUS CMD... : run CMD, stdout/stderr into $tmp/stdout, $tmp/stderr
-expect() {
-	want=$1
-	shift
-	set +e
-	"$@" >"$tmp/stdout" 2>"$tmp/stderr"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] ||
-		fail "$*: exit $got, want $want; stderr: $(cat "$tmp/stderr")"
-}
-
-err_has() {
-	grep -qF -- "$1" "$tmp/stderr" || fail "stderr lacks '$1': $(cat "$tmp/stderr")"
-}
+EXPECT_OUT=$tmp/stdout EXPECT_ERR=$tmp/stderr
+. "$(dirname "$0")/lib/expect.sh"
 
 # hashes DIR: every file in DIR with its bytes' digest, sorted
 hashes() {

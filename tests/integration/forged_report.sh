@@ -26,33 +26,7 @@ FENCECERT=${FENCECERT:-$PWD/$BUILD/fencecert}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fc-forged.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 KEY=forged-report-test-key
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok: $*"
-}
-
-# expect STATUS CMD... : run CMD, stdout/stderr into $tmp/out, $tmp/err
-expect() {
-	want=$1
-	shift
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] ||
-		fail "$*: exit $got, want $want; stderr: $(cat "$tmp/err")"
-}
-
-err_has() {
-	grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1': $(cat "$tmp/err")"
-}
+. "$(dirname "$0")/lib/expect.sh"
 
 py() { python3 tests/integration/reports_check.py "$@"; }
 

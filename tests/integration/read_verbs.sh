@@ -21,17 +21,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fc-read-verbs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 OP=sha256:1111111111111111111111111111111111111111111111111111111111111111
 INTENT=sha256:2222222222222222222222222222222222222222222222222222222222222222
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok: $*"
-}
+. "$(dirname "$0")/lib/expect.sh"
 
 # snapshot: every file under $tmp/d, names and bytes
 snapshot() {

@@ -23,17 +23,7 @@ FIXTURE2=tests/data/reports/fences-small.json
 SCHEMA=reports/report.schema.json
 XSD=tests/data/junit.xsd
 KEY=reports-test-key-1
-checks=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-ok() {
-	checks=$((checks + 1))
-	echo "ok: $*"
-}
+. "$(dirname "$0")/lib/expect.sh"
 
 # A python3 that has jsonschema (Debian's python3-jsonschema lives in the
 # system python, which may not be the first python3 on PATH).
@@ -48,27 +38,11 @@ done
 PYANY=${PY:-python3}
 check_py() { "$PYANY" tests/integration/reports_check.py "$@"; }
 
-# expect STATUS CMD... : run CMD, stdout/stderr into $tmp/out, $tmp/err
-expect() {
-	want=$1
-	shift
-	set +e
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	set -e
-	[ "$got" -eq "$want" ] ||
-		fail "$*: exit $got, want $want; stderr: $(cat "$tmp/err")"
-}
-
 # gate STATUS [ARGS...] : fencecert gate with the current key settings
 gate() {
 	want=$1
 	shift
 	expect "$want" "$FENCECERT" gate "$@"
-}
-
-err_has() {
-	grep -qF -- "$1" "$tmp/err" || fail "stderr lacks '$1': $(cat "$tmp/err")"
 }
 
 # --- a fresh report from this build -----------------------------------------------
