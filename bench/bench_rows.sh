@@ -8,9 +8,12 @@
 # %M) and of `fencecert gate` on the report, the report.json size, and the
 # ratio RSS(big)/RSS(1k) (target <= 2).  An attempt keeps and lists the
 # first RECORD_DELTAS_KEPT changed rows and counts the rest
-# (harness/model/record.h), so report.json and gate stay flat; what still
-# grows with rows is the target observations the checker needs and the
-# workload's row keys.
+# (harness/model/record.h), so report.json and gate stay flat; the target
+# observations the checker needs and the workload's row keys live in a
+# scratch database in the schedule's dir (harness/model/obs_store.h), and
+# the workload generator writes a partition row by row, so the harness's
+# own processes stay flat too.  The route is measured with them: a route
+# that reads its whole partition into memory grows with the rows.
 set -u
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac

@@ -22,14 +22,6 @@
 #define OP1 "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define T0 1000000 /* wall clock ms of the schedule start */
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	assert_non_null(d);
-	return d;
-}
-
 static struct rec_attempt *add_attempt(struct rec_schedule *r, int op, int k,
 				       long long start, long long end, int code)
 {
@@ -72,17 +64,25 @@ static struct rec_observation *add_obs(struct rec_schedule *r, int idx,
 	o->at_ms = idx >= 0 ? r->attempts[idx].end_ms : 9999;
 	if (idx >= 0)
 		r->attempts[idx].obs_after = (int)r->nobs - 1;
-	for (int i = 0; i < 3; i++) {
-		struct rec_row *row;
-		if (!c[i])
-			continue;
-		row = RECORD_PUSH(o->rows, o->nrows);
-		assert_non_null(row);
-		row->row_key = xstrdup(keys[i]);
-		row->count = c[i];
-	}
+	for (int i = 0; i < 3; i++)
+		if (c[i])
+			assert_int_equal(obs_store_add(r->rows, (int)r->nobs - 1,
+						       keys[i], c[i]), 0);
 	o->fences_observed = true;
 	return o;
+}
+
+/* Observation k holds `more` more copies of key. */
+static void add_copies(struct rec_schedule *r, int k, const char *key,
+		       long long more)
+{
+	assert_int_equal(obs_store_add(r->rows, k, key, more), 0);
+}
+
+/* Observation k holds no rows. */
+static void clear_rows(struct rec_schedule *r, int k)
+{
+	assert_int_equal(obs_store_clear(r->rows, k), 0);
 }
 
 static void add_fence(struct rec_observation *o, long long applied,
@@ -160,6 +160,7 @@ static struct rec_schedule *base(void)
 		"after_fence_prepare", "before_target_commit",
 		"after_target_commit", "before_probe", "after_probe",
 	};
+	char err[200];
 
 	assert_non_null(r);
 	snprintf(r->route, sizeof(r->route), "r");
@@ -173,11 +174,10 @@ static struct rec_schedule *base(void)
 	op->index = 1;
 	assert_non_null(record_attribute(op, OP1, 0, T0 + 10));
 	assert_string_equal(op->operation_id, OP1);
-	op->row_keys = calloc(3, sizeof(char *));
-	assert_non_null(op->row_keys);
-	op->row_keys[0] = xstrdup("o1-r1");
-	op->row_keys[1] = xstrdup("o1-r2");
-	op->row_keys[2] = xstrdup("o1-r3");
+	assert_int_equal(obs_store_open(NULL, &r->rows, err, sizeof(err)), 0);
+	assert_int_equal(obs_store_expect(r->rows, 1, "o1-r1"), 0);
+	assert_int_equal(obs_store_expect(r->rows, 1, "o1-r2"), 0);
+	assert_int_equal(obs_store_expect(r->rows, 1, "o1-r3"), 0);
 	op->nrows = 3;
 	op->task = TASK_SUCCESS;
 	add_transition(op, FC_STATE_NONE, FC_PREPARING, 10);
@@ -253,13 +253,12 @@ static void dead_journal_mutates(struct rec_schedule *r)
 
 static void duplicate(struct rec_schedule *r)
 {
-	r->obs[0].rows[1].count = 2;
+	add_copies(r, 0, "o1-r2", 1); /* now 2 */
 }
 
 static void loss_journal(struct rec_schedule *r)
 {
-	r->obs[0].nrows = 2; /* o1-r3 missing (freed by record_free via n) */
-	free(r->obs[0].rows[2].row_key);
+	assert_int_equal(obs_store_drop(r->rows, 0, "o1-r3"), 0);
 }
 
 static void loss_task_only(struct rec_schedule *r)
@@ -278,9 +277,7 @@ static void stop_then_write(struct rec_schedule *r)
 	op->task = TASK_FAILED;
 	keep_history(op, 3); /* stopped in COMMITTING */
 	op->nevidence = 0;
-	for (size_t i = 0; i < r->obs[0].nrows; i++)
-		free(r->obs[0].rows[i].row_key);
-	r->obs[0].nrows = 0;
+	clear_rows(r, 0);
 	r->obs[0].nfences = 0;
 	add_attempt(r, 1, 2, 30, 40, 0)->counted = false;
 	r->attempts[1].zombie = true;
@@ -292,9 +289,7 @@ static void stop_clean(struct rec_schedule *r)
 	stop_then_write(r);
 	r->nattempts = 1; /* no zombie: nothing changes after the stop */
 	free(r->attempts[1].hits);
-	for (size_t i = 0; i < r->obs[1].nrows; i++)
-		free(r->obs[1].rows[i].row_key);
-	free(r->obs[1].rows);
+	clear_rows(r, 1);
 	free(r->obs[1].fences);
 	r->nobs = 1;
 }
@@ -358,7 +353,7 @@ static void intent_target_io(struct rec_schedule *r)
 static void intent_rows(struct rec_schedule *r)
 {
 	intent_ok(r);
-	r->obs[1].rows[0].count = 2;
+	add_copies(r, 1, "o1-r1", 1); /* now 2 */
 	assert_int_equal(record_add_delta(&r->attempts[1], "o1-r1", 1, 2,
 					  RECORD_DELTAS_KEPT), 0);
 }
@@ -528,9 +523,7 @@ static void journal_less_exit100(struct rec_schedule *r)
 	r->ops[0].nevidence = 0;
 	r->ops[0].task = TASK_FAILED;
 	r->attempts[0].exit_code = 100;
-	for (size_t i = 0; i < r->obs[0].nrows; i++)
-		free(r->obs[0].rows[i].row_key);
-	r->obs[0].nrows = 0;
+	clear_rows(r, 0);
 }
 
 /* try 2 (a retry) names the operation anew: entry "own:2" created while
@@ -813,9 +806,7 @@ static void test_retried_stops(void **state)
 		a->signal = c->try1_exit < 0 ? 9 : 0;
 		a->zombie = c->zombie;
 		if (!c->rows_after_try1) {
-			for (size_t k = 0; k < r->obs[0].nrows; k++)
-				free(r->obs[0].rows[k].row_key);
-			r->obs[0].nrows = 0;
+			clear_rows(r, 0);
 		}
 		add_fault(r, c->act, "x", 1, true,
 			  c->act == FAULT_LOSE_XCOM ? -1 : 0);

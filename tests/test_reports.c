@@ -409,16 +409,25 @@ static void test_timeline_lanes(void **state)
 
 /* --- row deltas in the report ------------------------------------------------------ */
 
+/* Row key of observation n in r's row store (created in memory at the
+ * first row) at count. */
+static void put_row(struct rec_schedule *r, int n, const char *key,
+		    long long count)
+{
+	char err[200];
+
+	if (!r->rows)
+		assert_int_equal(obs_store_open(NULL, &r->rows, err, sizeof(err)),
+				 0);
+	assert_int_equal(obs_store_add(r->rows, n, key, count), 0);
+}
+
 /* An attempt that turned {a:1, b:1} into {a:2, b:0, c:1}: c's first insert
  * is counted in rows_added, a's duplicate and b's loss are listed, and the
  * timeline still blames it for the duplicate and counts both rows it
  * added. */
 static void test_row_deltas_compact(void **state)
 {
-	struct rec_row before_rows[] = { { "a", 1 }, { "b", 1 } };
-	struct rec_row after_rows[] = { { "a", 2 }, { "c", 1 } };
-	struct rec_observation prev = { .rows = before_rows, .nrows = 2 };
-	struct rec_observation now = { .rows = after_rows, .nrows = 2 };
 	struct rec_schedule *r = record_new();
 	struct check_result c = { 0 };
 	struct rec_attempt *a;
@@ -429,12 +438,17 @@ static void test_row_deltas_compact(void **state)
 
 	(void)state;
 	assert_non_null(r);
+	put_row(r, 0, "a", 1); /* before: observation 0 */
+	put_row(r, 0, "b", 1);
+	put_row(r, 1, "a", 2); /* after: observation 1 */
+	put_row(r, 1, "c", 1);
 	a = RECORD_PUSH(r->attempts, r->nattempts);
 	assert_non_null(a);
 	a->operation = 1;
 	a->try_number = 1;
 	a->end_ms = 50;
-	assert_int_equal(record_credit_delta(a, &prev, &now, RECORD_DELTAS_KEPT), 0);
+	assert_int_equal(record_credit_delta(a, r->rows, 0, 1,
+					     RECORD_DELTAS_KEPT), 0);
 	/* the checker still counts all three */
 	assert_int_equal(a->deltas.changed, 3);
 	assert_string_equal(a->deltas.first.row_key, "a");
@@ -473,28 +487,26 @@ static void test_row_deltas_compact(void **state)
  * checker names its changes; `keep` as certify passes it. */
 static struct rec_schedule *many_deltas(size_t keep)
 {
-	struct rec_row before_rows[35], after_rows[40];
-	char keys[45][8];
-	struct rec_observation prev = { .rows = before_rows, .nrows = 35 };
-	struct rec_observation now = { .rows = after_rows, .nrows = 40 };
+	char key[8];
 	struct rec_schedule *r = record_new();
 	struct rec_operation *op;
 	struct rec_attempt *a;
 
+	assert_non_null(r);
+	/* before: observation 0; after: observation 1 */
 	for (int i = 0; i < 30; i++) {
-		snprintf(keys[i], sizeof(keys[i]), "d%02d", i);
-		before_rows[i] = (struct rec_row){ keys[i], 1 };
-		after_rows[i] = (struct rec_row){ keys[i], 2 };
+		snprintf(key, sizeof(key), "d%02d", i);
+		put_row(r, 0, key, 1);
+		put_row(r, 1, key, 2);
 	}
 	for (int i = 0; i < 5; i++) {
-		snprintf(keys[30 + i], sizeof(keys[0]), "l%02d", i);
-		before_rows[30 + i] = (struct rec_row){ keys[30 + i], 1 };
+		snprintf(key, sizeof(key), "l%02d", i);
+		put_row(r, 0, key, 1);
 	}
 	for (int i = 0; i < 10; i++) {
-		snprintf(keys[35 + i], sizeof(keys[0]), "n%02d", i);
-		after_rows[30 + i] = (struct rec_row){ keys[35 + i], 1 };
+		snprintf(key, sizeof(key), "n%02d", i);
+		put_row(r, 1, key, 1);
 	}
-	assert_non_null(r);
 	assert_non_null(op = RECORD_PUSH(r->ops, r->nops));
 	op->index = 1;
 	assert_non_null(a = RECORD_PUSH(r->attempts, r->nattempts));
@@ -503,7 +515,7 @@ static struct rec_schedule *many_deltas(size_t keep)
 	a->end_ms = 50;
 	a->obs_after = -1;
 	a->journal_failed = true;
-	assert_int_equal(record_credit_delta(a, &prev, &now, keep), 0);
+	assert_int_equal(record_credit_delta(a, r->rows, 0, 1, keep), 0);
 	return r;
 }
 

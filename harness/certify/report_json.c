@@ -216,19 +216,19 @@ struct rowsum {
 	long long expected, present, duplicated, missing;
 };
 
-static struct rowsum op_rows(const struct rec_operation *op,
-			     const struct rec_observation *ob)
+/* op's rows in observation n of the record's store (n < 0: none, all
+ * missing).  A store that cannot answer counts nothing present. */
+static struct rowsum op_rows(const struct rec_schedule *r,
+			     const struct rec_operation *op, int n)
 {
 	struct rowsum s = { (long long)op->nrows, 0, 0, 0 };
+	struct obs_rowsum c;
 
-	for (size_t j = 0; j < op->nrows && ob; j++) {
-		long long c = record_row_count(ob, op->row_keys[j]);
-		s.present += c > 0;
-		s.duplicated += c > 1;
-		s.missing += c == 0;
+	if (n >= 0 && obs_store_op_rows(r->rows, n, op->index, &c) == 0) {
+		s.present = c.present;
+		s.duplicated = c.duplicated;
 	}
-	if (!ob)
-		s.missing = s.expected;
+	s.missing = s.expected - s.present;
 	return s;
 }
 
@@ -275,14 +275,13 @@ static json_t *entries_json(const struct rec_operation *op)
 }
 
 static json_t *operation_json(const struct rec_operation *op,
-			      const struct rec_observation *ob)
+			      struct rowsum s)
 {
 	json_t *o = json_object(), *ev = json_array();
 	const struct rec_entry *first = op->nentries ? &op->entries[0] : NULL;
 	int status = op->journal_status ? op->journal_status :
 		     first ? first->status : 0;
 	struct jb b = { 0 };
-	struct rowsum s = op_rows(op, ob);
 
 	set(&b, o, "index", json_integer(op->index));
 	set(&b, o, "operation_id", json_string(op->operation_id));
@@ -419,6 +418,7 @@ json_t *report_json_schedule(const struct rec_schedule *r,
 	json_t *o = json_object(), *attempts = json_array(), *ops = json_array();
 	json_t *unobs = json_array();
 	const struct rec_observation *ob = final_obs(r);
+	int obn = ob ? (int)(ob - r->obs) : -1;
 	struct rowsum total = { 0, 0, 0, 0 };
 	struct jb b = { 0 };
 
@@ -445,12 +445,12 @@ json_t *report_json_schedule(const struct rec_schedule *r,
 		push(&b, attempts, attempt_json(r, i));
 	set(&b, o, "attempts", attempts);
 	for (size_t i = 0; i < r->nops; i++) {
-		struct rowsum s = op_rows(&r->ops[i], ob);
+		struct rowsum s = op_rows(r, &r->ops[i], obn);
 		total.expected += s.expected;
 		total.present += s.present;
 		total.duplicated += s.duplicated;
 		total.missing += s.missing;
-		push(&b, ops, operation_json(&r->ops[i], ob));
+		push(&b, ops, operation_json(&r->ops[i], s));
 	}
 	set(&b, o, "operations", ops);
 	{
@@ -458,7 +458,8 @@ json_t *report_json_schedule(const struct rec_schedule *r,
 		set(&b, t, "observations", json_integer((json_int_t)r->nobs));
 		set(&b, t, "fences_observed",
 		    json_boolean(ob && ob->fences_observed));
-		set(&b, t, "rows_total", json_integer(ob ? (json_int_t)ob->nrows : 0));
+		set(&b, t, "rows_total", json_integer(ob ? (json_int_t)
+		    obs_store_rows_total(r->rows, obn) : 0));
 		set(&b, o, "target", t);
 	}
 	return done(&b, o);

@@ -173,46 +173,54 @@ static void blame(const struct rec_schedule *r, size_t k, int op,
 	put(out, len, "by %s%s", who, faults);
 }
 
-/* --- row ownership ------------------------------------------------------- */
+/* --- rows (the record's store) --------------------------------------------- */
 
-struct owner {
-	const char *key;
-	int op; /* index into r->ops */
-};
-
-static int owner_cmp(const void *a, const void *b)
+/* The slot of operation index op in r->ops; r->nops for rows no
+ * operation owns (op 0). */
+static size_t slot_of(const struct rec_schedule *r, int op)
 {
-	return strcmp(((const struct owner *)a)->key,
-		      ((const struct owner *)b)->key);
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].index == op)
+			return i;
+	return r->nops;
 }
 
-static struct owner *owners_build(const struct rec_schedule *r, size_t *n)
+/* Row visitors that list rows in a detail (every one counted). */
+static int list_key(void *ctx, const char *key, long long before,
+		    long long after)
 {
-	size_t total = 0, k = 0;
-	struct owner *o;
-
-	for (size_t i = 0; i < r->nops; i++)
-		total += r->ops[i].nrows;
-	o = malloc((total ? total : 1) * sizeof(*o));
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < r->nops; i++)
-		for (size_t j = 0; j < r->ops[i].nrows; j++)
-			o[k++] = (struct owner){ r->ops[i].row_keys[j], (int)i };
-	qsort(o, total, sizeof(*o), owner_cmp);
-	*n = total;
-	return o;
+	(void)before;
+	(void)after;
+	text_item(ctx, "%s", key);
+	return 0;
 }
 
-static int owner_of(const struct owner *o, size_t n, const char *key)
+static int list_copies(void *ctx, const char *key, long long count,
+		       long long same)
 {
-	struct owner probe = { key, -1 };
-	const struct owner *hit;
+	(void)same;
+	text_item(ctx, "%s x%lld", key, count);
+	return 0;
+}
 
-	if (!n)
-		return -1;
-	hit = bsearch(&probe, o, n, sizeof(*o), owner_cmp);
-	return hit ? hit->op : -1;
+static int list_change(void *ctx, const char *key, long long before,
+		       long long after)
+{
+	text_item(ctx, "%s %lld->%lld", key, before, after);
+	return 0;
+}
+
+/* The rows of op in observation k, counted; a store error goes to vl. */
+static struct obs_rowsum op_rows(const struct rec_schedule *r,
+				 const struct rec_operation *op, size_t k,
+				 struct vlist *vl)
+{
+	struct obs_rowsum s;
+	int rc = obs_store_op_rows(r->rows, (int)k, op->index, &s);
+
+	if (rc && !vl->rc)
+		vl->rc = rc;
+	return s;
 }
 
 static bool obs_ok(const struct rec_schedule *r, size_t k)
@@ -230,13 +238,30 @@ static int final_obs(const struct rec_schedule *r)
 
 /* --- 1 no duplicate ---------------------------------------------------- */
 
-static void check_duplicates(const struct rec_schedule *r,
-			     const struct owner *ow, size_t now, struct vlist *vl)
+struct dup_scan {
+	const struct rec_schedule *r;
+	int *first; /* per slot: the first observation with a duplicate */
+	size_t k;
+};
+
+static int note_duplicated(void *ctx, int op)
+{
+	struct dup_scan *d = ctx;
+	size_t s = slot_of(d->r, op);
+
+	if (d->first[s] < 0)
+		d->first[s] = (int)d->k;
+	return 0;
+}
+
+static void check_duplicates(const struct rec_schedule *r, struct vlist *vl)
 {
 	/* one slot per operation plus one for rows no operation owns */
 	size_t nslots = r->nops + 1;
 	struct text *tx = calloc(nslots, sizeof(*tx));
 	int *first = malloc(nslots * sizeof(*first));
+	struct dup_scan d = { r, first, 0 };
+	int rc = 0;
 
 	if (!tx || !first) {
 		vl->rc = FC_NOMEM;
@@ -244,38 +269,30 @@ static void check_duplicates(const struct rec_schedule *r,
 	}
 	for (size_t s = 0; s < nslots; s++)
 		first[s] = -1;
-	for (size_t k = 0; k < r->nobs; k++) {
+	for (size_t k = 0; k < r->nobs && !rc; k++) {
 		if (!obs_ok(r, k))
 			continue;
-		for (size_t i = 0; i < r->obs[k].nrows; i++) {
-			const struct rec_row *row = &r->obs[k].rows[i];
-			int op = owner_of(ow, now, row->row_key);
-			size_t s = op < 0 ? r->nops : (size_t)op;
-			if (row->count <= 1 || first[s] >= 0)
-				continue;
-			first[s] = (int)k;
-		}
+		d.k = k;
+		rc = obs_store_owners_duplicated(r->rows, (int)k,
+						 note_duplicated, &d);
 	}
-	for (size_t s = 0; s < nslots; s++) {
-		const struct rec_observation *o;
+	for (size_t s = 0; s < nslots && !rc; s++) {
 		char by[400];
 		int op = s < r->nops ? r->ops[s].index : 0;
 		if (first[s] < 0)
 			continue;
-		o = &r->obs[first[s]];
-		for (size_t i = 0; i < o->nrows; i++) {
-			int own = owner_of(ow, now, o->rows[i].row_key);
-			size_t slot = own < 0 ? r->nops : (size_t)own;
-			if (slot == s && o->rows[i].count > 1)
-				text_item(&tx[s], "%s x%lld", o->rows[i].row_key,
-					  o->rows[i].count);
-		}
+		rc = obs_store_duplicated(r->rows, first[s], op, list_copies,
+					  &tx[s]);
+		if (rc)
+			break;
 		blame(r, (size_t)first[s], op, by, sizeof(by));
 		violate(vl, INV_NO_DUPLICATE,
 			s < r->nops ? &r->ops[s] : NULL,
 			"%d row(s) present more than once (%s); added %s",
 			tx[s].items, tx[s].buf, by);
 	}
+	if (rc && !vl->rc)
+		vl->rc = rc;
 out:
 	free(tx);
 	free(first);
@@ -312,12 +329,14 @@ static void check_loss(const struct rec_schedule *r, struct vlist *vl)
 		const struct rec_entry *e = committed_entry(op);
 		struct text tx = { .len = 0 };
 
+		int rc;
+
 		if (!e && op->task != TASK_SUCCESS)
 			continue;
-		for (size_t j = 0; j < op->nrows; j++)
-			if (record_row_count(&r->obs[k], op->row_keys[j]) == 0)
-				text_item(&tx, "%s", op->row_keys[j]);
-		if (!tx.items)
+		rc = obs_store_missing(r->rows, k, op->index, list_key, &tx);
+		if (rc && !vl->rc)
+			vl->rc = rc;
+		if (rc || !tx.items)
 			continue;
 		if (e)
 			violate(vl, INV_NO_LOSS, op, "%d of %zu row(s) missing "
@@ -455,20 +474,16 @@ static void check_fail_closed(const struct rec_schedule *r, struct vlist *vl)
 		for (size_t k = base < 0 ? r->nobs : (size_t)base + 1;
 		     k < r->nobs; k++) {
 			struct text tx = { .len = 0 };
+			int rc;
 			if (resolved >= 0 && r->obs[k].at_ms > resolved)
 				break; /* an operator resolved the stop */
 			if (!obs_ok(r, k))
 				continue;
-			for (size_t j = 0; j < op->nrows; j++) {
-				long long b = record_row_count(&r->obs[base],
-							       op->row_keys[j]);
-				long long c = record_row_count(&r->obs[k],
-							       op->row_keys[j]);
-				if (b != c)
-					text_item(&tx, "%s %lld->%lld",
-						  op->row_keys[j], b, c);
-			}
-			if (!tx.items)
+			rc = obs_store_changed(r->rows, base, (int)k, op->index,
+					       list_change, &tx);
+			if (rc && !vl->rc)
+				vl->rc = rc;
+			if (rc || !tx.items)
 				continue;
 			blame(r, k, op->index, by, sizeof(by));
 			violate(vl, INV_FAIL_CLOSED, op,
@@ -519,8 +534,7 @@ static void check_operator(const struct rec_schedule *r, struct vlist *vl)
 				k = (int)o;
 		if (k < 0)
 			continue;
-		for (size_t j = 0; j < op->nrows; j++)
-			present += record_row_count(&r->obs[k], op->row_keys[j]) > 0;
+		present = (size_t)op_rows(r, op, (size_t)k, vl).present;
 		if (d == DECIDE_MARK_FAILED_PRE_COMMIT && present)
 			violate(vl, INV_NO_DUPLICATE, op,
 				"%s, although the target held %zu of its %zu "
@@ -891,14 +905,9 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 		   struct check_result *res)
 {
 	struct vlist vl = { NULL, 0, 0 };
-	size_t nowners = 0;
-	struct owner *ow;
 
 	memset(res, 0, sizeof(*res));
-	ow = owners_build(r, &nowners);
-	if (!ow)
-		return FC_NOMEM;
-	check_duplicates(r, ow, nowners, &vl);
+	check_duplicates(r, &vl);
 	check_loss(r, &vl);
 	check_fail_closed(r, &vl);
 	check_operator(r, &vl);
@@ -918,7 +927,6 @@ int check_schedule(const struct rec_schedule *r, bool strict_faults,
 	check_identity(r, &vl);
 	if (record_journal_less(r))
 		res->unobservable |= CHECK_JOURNAL_INVARIANTS;
-	free(ow);
 	if (!vl.rc)
 		vl.rc = check__retried_stops(r, res);
 	if (vl.rc) {

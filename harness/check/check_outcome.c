@@ -120,11 +120,12 @@ static bool rows_exactly_once(const struct rec_schedule *r,
 			      const struct rec_operation *op)
 {
 	const struct rec_observation *o = final_obs(r);
+	struct obs_rowsum s;
 
-	for (size_t j = 0; o && j < op->nrows; j++)
-		if (record_row_count(o, op->row_keys[j]) != 1)
-			return false;
-	return o != NULL;
+	if (!o || obs_store_op_rows(r->rows, (int)(o - r->obs), op->index,
+				    &s))
+		return false;
+	return s.once == s.expected;
 }
 
 static bool op_stopped(const struct rec_operation *op)

@@ -95,15 +95,12 @@ static int window_obs(const struct rec_schedule *r, size_t idx, int next)
 
 static bool mutation_visible(const struct rec_schedule *r, int op, int k)
 {
-	const struct rec_operation *o;
+	struct obs_rowsum s;
 
-	if (op < 1 || (size_t)op > r->nops)
+	if (op < 1 || (size_t)op > r->nops ||
+	    obs_store_op_rows(r->rows, k, r->ops[op - 1].index, &s))
 		return false;
-	o = &r->ops[op - 1];
-	for (size_t j = 0; j < o->nrows; j++)
-		if (record_row_count(&r->obs[k], o->row_keys[j]) > 0)
-			return true;
-	return false;
+	return s.present > 0;
 }
 
 int check__retried_stops(const struct rec_schedule *r,

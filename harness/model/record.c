@@ -37,13 +37,6 @@ void *record__push(void **arr, size_t *n, size_t sz)
 	return a + (*n)++ * sz;
 }
 
-static void free_rows(struct rec_row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].row_key);
-	free(rows);
-}
-
 void record_free(struct rec_schedule *r)
 {
 	if (!r)
@@ -62,16 +55,12 @@ void record_free(struct rec_schedule *r)
 		free(a->syscalls);
 	}
 	free(r->attempts);
-	for (size_t i = 0; i < r->nobs; i++) {
-		free_rows(r->obs[i].rows, r->obs[i].nrows);
+	for (size_t i = 0; i < r->nobs; i++)
 		free(r->obs[i].fences);
-	}
 	free(r->obs);
+	obs_store_free(r->rows);
 	for (size_t i = 0; i < r->nops; i++) {
 		struct rec_operation *o = &r->ops[i];
-		for (size_t k = 0; k < o->nrows; k++)
-			free(o->row_keys[k]);
-		free(o->row_keys);
 		for (size_t k = 0; k < o->nentries; k++)
 			free(o->entries[k].history);
 		free(o->entries);
@@ -82,21 +71,6 @@ void record_free(struct rec_schedule *r)
 	free(r->faults);
 	free(r->fired);
 	free(r);
-}
-
-static int row_cmp(const void *key, const void *elem)
-{
-	return strcmp(key, ((const struct rec_row *)elem)->row_key);
-}
-
-long long record_row_count(const struct rec_observation *o, const char *key)
-{
-	const struct rec_row *r;
-
-	if (!o->nrows)
-		return 0;
-	r = bsearch(key, o->rows, o->nrows, sizeof(*r), row_cmp);
-	return r ? r->count : 0;
 }
 
 const struct rec_fence *record_fence(const struct rec_observation *o,
@@ -205,38 +179,25 @@ int record_add_delta(struct rec_attempt *a, const char *key, long long before,
 	return 0;
 }
 
-int record_credit_delta(struct rec_attempt *a,
-			const struct rec_observation *prev,
-			const struct rec_observation *now, size_t keep)
-{
-	size_t i = 0, j = 0, pn = prev ? prev->nrows : 0;
-	int rc = 0;
+struct credit {
+	struct rec_attempt *a;
+	size_t keep;
+};
 
-	while (!rc && (i < pn || j < now->nrows)) {
-		int c;
-		if (i == pn)
-			c = 1;
-		else if (j == now->nrows)
-			c = -1;
-		else
-			c = strcmp(prev->rows[i].row_key, now->rows[j].row_key);
-		if (c < 0) {
-			rc = record_add_delta(a, prev->rows[i].row_key,
-					      prev->rows[i].count, 0, keep);
-			i++;
-		} else if (c > 0) {
-			rc = record_add_delta(a, now->rows[j].row_key, 0,
-					      now->rows[j].count, keep);
-			j++;
-		} else {
-			rc = record_add_delta(a, now->rows[j].row_key,
-					      prev->rows[i].count,
-					      now->rows[j].count, keep);
-			i++;
-			j++;
-		}
-	}
-	return rc;
+static int credit_one(void *ctx, const char *key, long long before,
+		      long long after)
+{
+	struct credit *c = ctx;
+
+	return record_add_delta(c->a, key, before, after, c->keep);
+}
+
+int record_credit_delta(struct rec_attempt *a, obs_store *rows, int prev,
+			int now, size_t keep)
+{
+	struct credit c = { a, keep };
+
+	return obs_store_deltas(rows, prev, now, credit_one, &c);
 }
 
 void record_count_concurrency(struct rec_schedule *r)

@@ -7,19 +7,24 @@
  * invariants from it alone (no I/O), and harness/certify/report_json.c
  * prints it, so a test can build a record by hand and check it.
  *
- * Owns: the record's types and their release (record.c); it calls nothing
- * else of the model.  Who includes it: harness/run (which writes records),
+ * Owns: the record's types and their release (record.c); of the rest of
+ * the model it calls only the row store (obs_store.h).  Who includes it: harness/run (which writes records),
  * harness/check and harness/certify (which read them) and tests/; never
  * reports/, which reads the printed report instead.
  *
  * Invariant: a record is plain data -- no handle, no fd, no pointer into
- * another object -- so it can be built, checked and freed anywhere.
+ * another object -- so it can be built, checked and freed anywhere, except
+ * for its rows: the workload's row keys and what each observation of the
+ * target held live in `rows`, an obs_store the record owns (a scratch
+ * database in the schedule's work dir), so a record's memory does not grow
+ * with the rows of the target.  A test gives a record an in-memory store.
  *
  * Times: *_ms fields are monotonic ms relative to the schedule's start;
  * *_wall_ms fields are Unix ms, comparable with journal timestamps.
  *
  * Ownership: record_free() releases a record and every array and string in
- * it; arrays grow with record__push(); strings are heap copies.
+ * it, and closes its row store; arrays grow with record__push(); strings
+ * are heap copies.
  */
 #ifndef FENCECERT_RECORD_H
 #define FENCECERT_RECORD_H
@@ -30,6 +35,7 @@
 
 #include "common/error.h"
 #include "journal/journal.h"
+#include "harness/model/obs_store.h"
 #include "harness/model/scenario.h"
 #include "harness/model/schedule.h"
 
@@ -130,11 +136,6 @@ struct rec_applied {
 				  operation (exit 0) */
 };
 
-struct rec_row {
-	char *row_key;
-	long long count;
-};
-
 struct rec_fence {
 	char operation_id[JOURNAL_ID_MAX];
 	long long applied_epoch;  /* 0: not applied */
@@ -145,9 +146,8 @@ struct rec_fence {
 struct rec_observation {
 	long long at_ms;
 	int after_attempt;        /* attempt index whose end triggered it; -1 */
-	int status;               /* 0, or the observer's error */
-	struct rec_row *rows;     /* sorted by row_key */
-	size_t nrows;
+	int status;               /* 0, or the observer's error; a failed
+				     observation has no rows in the store */
 	bool fences_observed;     /* false: the target has no fence observer */
 	struct rec_fence *fences;
 	size_t nfences;
@@ -195,8 +195,8 @@ struct rec_operation {
 	 * own way). */
 	char canonical_id[JOURNAL_ID_MAX];
 	char intent_digest[JOURNAL_ID_MAX]; /* of the source the first try saw */
-	char **row_keys;          /* the rows the workload asks for */
-	size_t nrows;
+	size_t nrows;             /* how many rows the workload asks for;
+				     their keys are in the record's store */
 	enum task_state task;
 	int source_changed_after; /* change_source applied after this try; 0 */
 	int journal_status;       /* 0 (entries read, maybe none), or why the
@@ -220,8 +220,9 @@ struct rec_schedule {
 	size_t nops;
 	struct rec_attempt *attempts; /* in start order */
 	size_t nattempts;
-	struct rec_observation *obs;
+	struct rec_observation *obs; /* observation k's rows: `rows`, n = k */
 	size_t nobs;
+	obs_store *rows;          /* owned; NULL: no rows known */
 	struct rec_applied *applied;
 	size_t napplied;
 	int status;               /* 0, or why the harness could not finish */
@@ -238,9 +239,6 @@ void *record__push(void **arr, size_t *n, size_t sz);
 #define RECORD_PUSH(arr, n) \
 	((__typeof__(arr))record__push((void **)&(arr), &(n), sizeof(*(arr))))
 
-/* The count of row_key in an observation (0 when absent). */
-long long record_row_count(const struct rec_observation *o, const char *key);
-
 /* The fence of op in an observation, or NULL. */
 const struct rec_fence *record_fence(const struct rec_observation *o,
 				     const char *op);
@@ -248,14 +246,13 @@ const struct rec_fence *record_fence(const struct rec_observation *o,
 /* "exit 0", "exit 100", "SIGKILL", "timeout (SIGKILL)", "spawn failed". */
 void record_attempt_end(const struct rec_attempt *a, char *out, size_t len);
 
-/* Count in a->deltas every row whose count differs between two sorted
- * observations (prev NULL: nothing was there), keeping the first `keep`
- * changes other than first inserts (SIZE_MAX: all of them).  0 or
- * FC_NOMEM (then a->deltas may hold part of the changes). */
-int record_credit_delta(struct rec_attempt *a,
-			const struct rec_observation *prev,
-			const struct rec_observation *now,
-			size_t keep) FC_MUST_CHECK;
+/* Count in a->deltas every row whose count differs between observations
+ * prev (< 0: nothing was there) and now of the store, keeping the first
+ * `keep` changes other than first inserts (SIZE_MAX: all of them).  0,
+ * FC_NOMEM or the store's error (then a->deltas may hold part of the
+ * changes). */
+int record_credit_delta(struct rec_attempt *a, obs_store *rows, int prev,
+			int now, size_t keep) FC_MUST_CHECK;
 
 /* Count one change of row `key` in a->deltas, keeping it as above.  0 or
  * FC_NOMEM (then nothing changed). */

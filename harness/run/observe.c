@@ -41,9 +41,10 @@ struct observer {
 	char errmsg[512];
 };
 
+/* Where an observation's rows go: observation n of a row store. */
 struct rows {
-	struct rec_row *v;
-	size_t n;
+	obs_store *s;
+	int n;
 	int rc;
 };
 
@@ -197,54 +198,12 @@ const char *observer_errmsg(const observer *o)
 
 /* --- collecting rows ------------------------------------------------------ */
 
+/* Rows of equal keys are summed by the store. */
 static void rows_add(struct rows *r, const char *key, long long count)
 {
-	struct rec_row *row;
-
 	if (r->rc)
 		return;
-	row = RECORD_PUSH(r->v, r->n);
-	if (!row || !(row->row_key = strdup(key ? key : "<null>"))) {
-		if (row)
-			r->n--;
-		r->rc = FC_NOMEM;
-		return;
-	}
-	row->count = count;
-}
-
-static int row_order(const void *a, const void *b)
-{
-	return strcmp(((const struct rec_row *)a)->row_key,
-		      ((const struct rec_row *)b)->row_key);
-}
-
-/* Sort by key and sum rows of equal keys. */
-static void rows_finish(struct rows *r)
-{
-	size_t w = 0;
-
-	if (!r->n)
-		return;
-	qsort(r->v, r->n, sizeof(*r->v), row_order);
-	for (size_t i = 1; i < r->n; i++) {
-		if (strcmp(r->v[i].row_key, r->v[w].row_key) == 0) {
-			r->v[w].count += r->v[i].count;
-			free(r->v[i].row_key);
-		} else {
-			r->v[++w] = r->v[i];
-		}
-	}
-	r->n = w + 1;
-}
-
-static void rows_release(struct rows *r)
-{
-	for (size_t i = 0; i < r->n; i++)
-		free(r->v[i].row_key);
-	free(r->v);
-	r->v = NULL;
-	r->n = 0;
+	r->rc = obs_store_add(r->s, r->n, key ? key : "<null>", count);
 }
 
 /* --- observe.sql and the default: the target reader (fences/target.h) ---- */
@@ -394,22 +353,28 @@ static bool fences_observable(const char *url)
 	       target_pg_is_url(url);
 }
 
-int observer_take(observer *o, struct rec_observation *out)
+int observer_take(observer *o, obs_store *rows, int n,
+		  struct rec_observation *out)
 {
-	struct rows r = { NULL, 0, 0 };
+	struct rows r = { rows, n, 0 };
 	struct fences fs = { NULL, 0 };
 	char err[400];
 	int rc;
 
 	o->errmsg[0] = '\0';
-	if (o->sql)
+	r.rc = obs_store_begin(rows);
+	if (r.rc)
+		rc = fail(o, r.rc, "%s", obs_store_errmsg(rows));
+	else if (o->sql)
 		rc = observe_sql(o, &r);
 	else if (o->argv)
 		rc = observe_command(o, &r);
 	else
 		rc = observe_default(o, &r);
 	if (!rc && r.rc)
-		rc = fail(o, r.rc, "out of memory");
+		rc = fail(o, r.rc, "cannot keep the rows: %s",
+			  obs_store_errmsg(rows));
+
 	if (!rc && fences_observable(o->reads)) {
 		rc = target_reader_fences(o->reader, on_fence, &fs, err,
 					  sizeof(err));
@@ -417,17 +382,16 @@ int observer_take(observer *o, struct rec_observation *out)
 			fail(o, rc, "cannot list fences of '%s': %s", o->reads,
 			     err);
 	}
+	if (!rc && (rc = obs_store_commit(rows)))
+		fail(o, rc, "cannot keep the rows: %s", obs_store_errmsg(rows));
 	if (o->one_shot)
 		target_reader_drop(o->reader);
 	if (rc) {
-		rows_release(&r);
+		obs_store_rollback(rows);
 		free(fs.v);
 		out->status = rc;
 		return rc;
 	}
-	rows_finish(&r);
-	out->rows = r.v;
-	out->nrows = r.n;
 	out->fences_observed = fences_observable(o->reads);
 	out->fences = fs.v;
 	out->nfences = fs.n;

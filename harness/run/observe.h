@@ -11,7 +11,7 @@
  * One target_reader serves every observation of the schedule, so a sqlite:
  * target is opened once (fences/target.h says what that keeps open), until
  * observer_free().
- * Rows with the same key are summed; rows come out sorted by key.
+ * Rows with the same key are summed (by the row store, obs_store.h).
  *
  * Fence records (for the fencing invariant) come from target_reader_fences()
  * when the target URL is sqlite: or file:; other schemes are "not
@@ -65,11 +65,13 @@ void observer_one_shot(observer *o);
 const char *observer_target(const observer *o);
 
 /*
- * Observe now.  On success out->rows/fences are filled and out->status is
- * 0.  On failure out holds no rows, out->status is the error and the
- * message is in observer_errmsg().
+ * Observe now, as observation n of the row store `rows`.  On success the
+ * rows are in the store (in one transaction), out->fences are filled and
+ * out->status is 0.  On failure the store holds no rows of n, out->status
+ * is the error and the message is in observer_errmsg().
  */
-int observer_take(observer *o, struct rec_observation *out) FC_MUST_CHECK;
+int observer_take(observer *o, obs_store *rows, int n,
+		  struct rec_observation *out) FC_MUST_CHECK;
 const char *observer_errmsg(const observer *o);
 
 #endif

@@ -93,41 +93,46 @@ static bool held_by_family(enum fault_action a)
 
 /* --- observing ------------------------------------------------------------ */
 
-static const struct rec_observation *last_good_obs(const struct orch *o)
+/* The index of the last observation that succeeded, or -1. */
+static int last_good_obs(const struct orch *o)
 {
 	const struct rec_schedule *rec = o->s.rec;
 
 	for (size_t k = rec->nobs; k-- > 0;)
 		if (rec->obs[k].status == 0)
-			return &rec->obs[k];
-	return NULL;
+			return (int)k;
+	return -1;
 }
 
 /* Observe the target after attempt `idx` ended (-1: at the end). */
 static void observe(struct orch *o, int idx)
 {
 	struct rec_schedule *rec = o->s.rec;
-	const struct rec_observation *prev = last_good_obs(o);
-	size_t prev_i = prev ? (size_t)(prev - rec->obs) : 0;
+	int prev = last_good_obs(o);
 	struct rec_observation *ob = RECORD_PUSH(rec->obs, rec->nobs);
+	int n = (int)rec->nobs - 1;
+	int rc;
 
 	if (!ob) {
 		orch__out_of_memory(&o->s);
 		return;
 	}
-	prev = prev ? &rec->obs[prev_i] : NULL; /* the array may have moved */
 	ob->at_ms = orch__elapsed_ms(&o->s);
 	ob->after_attempt = idx;
-	if (observer_take(o->su.obs, ob)) {
+	if (observer_take(o->su.obs, rec->rows, n, ob)) {
 		orch__trouble(&o->s, ob->status, "%s", observer_errmsg(o->su.obs));
 		return;
 	}
 	if (idx >= 0) {
-		rec->attempts[idx].obs_after = (int)(rec->nobs - 1);
-		if (record_credit_delta(&rec->attempts[idx], prev, ob,
-					o->s.p->full_deltas ? SIZE_MAX :
-					RECORD_DELTAS_KEPT))
+		rec->attempts[idx].obs_after = n;
+		rc = record_credit_delta(&rec->attempts[idx], rec->rows, prev, n,
+					 o->s.p->full_deltas ? SIZE_MAX :
+					 RECORD_DELTAS_KEPT);
+		if (rc == FC_NOMEM)
 			orch__out_of_memory(&o->s);
+		else if (rc)
+			orch__trouble(&o->s, rc, "%s",
+				      obs_store_errmsg(rec->rows));
 	}
 }
 
@@ -804,8 +809,8 @@ static void run_schedule(struct orch *o, char *err, size_t errlen)
 	rc = orch__families_init(&o->fams, &o->s, err, errlen);
 	if (!rc)
 		rc = orch__setup_start(&o->su, &o->s, err, errlen);
-	if (!rc && orch__record_ops(&o->s, &o->su))
-		rc = FC_NOMEM;
+	if (!rc)
+		rc = orch__record_ops(&o->s, &o->su, err, errlen);
 	if (!rc)
 		rc = start_watch(o, err, errlen);
 	if (rc == FC_NOMEM) {

@@ -170,10 +170,39 @@ void orch__setup_release(struct orch_setup *su)
 	*su = (struct orch_setup){ 0 };
 }
 
-int orch__record_ops(struct orch_sched *s, const struct orch_setup *su)
+/* Give the row store every operation's keys, in file order, in one
+ * transaction. */
+static int expect_rows(obs_store *rows, const struct workgen *wg, size_t n)
+{
+	char key[WORKGEN_KEY_MAX];
+	int rc = obs_store_begin(rows);
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct workgen_op *w = workgen_op(wg, (int)i + 1);
+		for (size_t j = 0; !rc && j < w->nrows; j++) {
+			workgen_row_key(w, j, key);
+			rc = obs_store_expect(rows, w->index, key);
+		}
+	}
+	if (!rc)
+		rc = obs_store_commit(rows);
+	if (rc)
+		obs_store_rollback(rows);
+	return rc;
+}
+
+int orch__record_ops(struct orch_sched *s, const struct orch_setup *su,
+		     char *err, size_t errlen)
 {
 	size_t n = workgen_count(su->wg);
 	struct rec_schedule *rec = s->rec;
+	char path[4096];
+	int rc;
+
+	put(path, sizeof(path), "%s/" ORCH_ROWS_DB, s->p->dir);
+	rc = obs_store_open(path, &rec->rows, err, errlen);
+	if (rc)
+		return rc;
 
 	rec->ops = calloc(n ? n : 1, sizeof(*rec->ops));
 	if (!rec->ops)
@@ -187,17 +216,13 @@ int orch__record_ops(struct orch_sched *s, const struct orch_setup *su)
 		    w->operation_id);
 		put(ro->intent_digest, sizeof(ro->intent_digest), "%s",
 		    w->intent_digest);
-		ro->row_keys = calloc(w->nrows ? w->nrows : 1, sizeof(char *));
-		if (!ro->row_keys)
-			return FC_NOMEM;
-		for (size_t j = 0; j < w->nrows; j++) {
-			ro->row_keys[j] = strdup(w->row_keys[j]);
-			if (!ro->row_keys[j])
-				return FC_NOMEM;
-			ro->nrows = j + 1;
-		}
+		ro->nrows = w->nrows;
 	}
-	return 0;
+	rc = expect_rows(rec->rows, su->wg, n);
+	if (rc)
+		snprintf(err, errlen, "cannot keep the workload's rows: %s",
+			 obs_store_errmsg(rec->rows));
+	return rc;
 }
 
 int orch__record_faults(struct orch_sched *s)

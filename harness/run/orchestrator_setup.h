@@ -46,11 +46,18 @@ int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 
 void orch__setup_release(struct orch_setup *su);
 
-/* The record's faults (a copy of the schedule's) and fired flags, and its
- * operations (ids, expected rows) from the workload.  0 or FC_NOMEM. */
+/* The record's faults (a copy of the schedule's) and fired flags.  0 or
+ * FC_NOMEM. */
 int orch__record_faults(struct orch_sched *s) FC_MUST_CHECK;
-int orch__record_ops(struct orch_sched *s, const struct orch_setup *su)
-	FC_MUST_CHECK;
+
+/* The scratch row store of a schedule, in its directory (obs_store.h). */
+#define ORCH_ROWS_DB ".observations.db"
+
+/* The record's operations (ids, row counts) from the workload, and its row
+ * store, created in the schedule's dir with every operation's keys.  0, or
+ * an error with err set (FC_NOMEM: out of memory). */
+int orch__record_ops(struct orch_sched *s, const struct orch_setup *su,
+		     char *err, size_t errlen) FC_MUST_CHECK;
 
 /* The environment of try k of op (heap, NULL-terminated; free with
  * orch__free_list), or NULL when out of memory. */

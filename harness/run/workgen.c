@@ -45,8 +45,6 @@
 struct op_store {
 	char *workload_path;
 	char *source_path;
-	char *keybuf;       /* all row keys, NUL-separated */
-	const char **keys;  /* nrows pointers into keybuf */
 };
 
 struct workgen {
@@ -121,40 +119,38 @@ static void make_payload(char *buf, size_t size, unsigned shape, int version,
 	}
 }
 
-/* The bytes of op's partition at source version `version`, in a heap
- * buffer (*buf, freed by the caller). */
-static int csv_bytes(const struct workload_spec *spec,
-		     const struct workgen_op *op, int version, char **buf,
-		     size_t *len)
+/* Write op's partition at source version `version` to path (created or
+ * truncated), row by row: a partition is never whole in memory.  On
+ * failure errno says why; the caller removes the file. */
+static int write_csv(const struct workload_spec *spec,
+		     const struct workgen_op *op, int version, const char *path)
 {
 	uint64_t st = stream_seed(spec->seed, op->index, version);
 	unsigned first_shape = (unsigned)(splitmix64(&st) % 5);
-	char payload[96];
-	FILE *f = open_memstream(buf, len);
+	char payload[96], key[WORKGEN_KEY_MAX];
+	FILE *f = fopen(path, "we");
+	int rc = 0, saved;
 
 	if (!f)
-		return FC_NOMEM;
+		return FC_IO;
 	fputs("row_key,payload\n", f);
 	for (size_t j = 0; j < op->nrows; j++) {
 		make_payload(payload, sizeof(payload), first_shape + (unsigned)j,
 			     version, splitmix64(&st));
-		put_field(f, op->row_keys[j]);
+		workgen_row_key(op, j, key);
+		put_field(f, key);
 		fputc(',', f);
 		put_field(f, payload);
 		fputc('\n', f);
 	}
-	if (ferror(f)) {
-		fclose(f);
-		free(*buf);
-		*buf = NULL;
-		return FC_NOMEM;
-	}
-	if (fclose(f) != 0) {
-		free(*buf);
-		*buf = NULL;
-		return FC_NOMEM;
-	}
-	return 0;
+	if (ferror(f))
+		rc = FC_IO;
+	saved = errno;
+	if (fclose(f) != 0)
+		rc = FC_IO;
+	else if (rc)
+		errno = saved;
+	return rc;
 }
 
 static json_t *workload_json(const struct workload_spec *spec, int index)
@@ -215,51 +211,36 @@ static int write_bytes(const char *path, const char *buf, size_t len)
 	return rc;
 }
 
-/* Write path's content.  In a directory no process reads yet (the
- * workload as generated) the file is written in place; otherwise
- * (`whole`) through a temporary name renamed into place, so a reader
- * never sees half of it and a failure leaves the old file (invariant 3).
- * On failure errno says why and no file of ours is left. */
-static int publish(const char *path, const char *buf, size_t len, bool whole)
+/* Write path's content in place: the workload as generated, in a
+ * directory no process reads yet (invariant 3).  On failure errno says
+ * why and no file of ours is left. */
+static int publish(const char *path, const char *buf, size_t len)
 {
-	char tmp[4096];
-	int rc, saved;
+	int rc = write_bytes(path, buf, len), saved;
 
-	if (!whole) {
-		rc = write_bytes(path, buf, len);
-		if (rc < 0) {
-			saved = errno;
-			unlink(path);
-			errno = saved;
-		}
-		return rc;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return FC_USAGE;
-	}
-	rc = write_bytes(tmp, buf, len);
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = FC_IO;
 	if (rc < 0) {
 		saved = errno;
-		unlink(tmp);
+		unlink(path);
 		errno = saved;
 	}
 	return rc;
 }
 
-/* Compute the intent_digest of op's source, whose file holds exactly the
- * len bytes of csv (the digest a route takes of the file), into out. */
+/* Compute the intent_digest of op's source, the file at csv_path (the
+ * digest a route takes of the file), into out. */
 static int intent_of(const struct workload_spec *spec, const struct workgen_op *op,
-		     const char *csv, size_t len,
-		     char out[IDENTITY_DIGEST_LEN + 1], char *err, size_t errlen)
+		     const char *csv_path, char out[IDENTITY_DIGEST_LEN + 1],
+		     char *err, size_t errlen)
 {
 	char source[IDENTITY_DIGEST_LEN + 1];
 	json_t *doc;
 	int rc;
 
-	identity_buffer_digest(csv, len, source);
+	if (identity_file_digest(csv_path, source)) {
+		snprintf(err, errlen, "cannot read partition '%s': %s", csv_path,
+			 strerror(errno));
+		return FC_IO;
+	}
 	doc = workload_json(spec, op->index);
 	if (!doc) {
 		snprintf(err, errlen, "out of memory building a workload");
@@ -271,24 +252,10 @@ static int intent_of(const struct workload_spec *spec, const struct workgen_op *
 	return rc;
 }
 
-static int make_keys(struct workgen_op *op, struct op_store *st)
+void workgen_row_key(const struct workgen_op *op, size_t j,
+		     char buf[WORKGEN_KEY_MAX])
 {
-	size_t keylen = 24; /* "o1000-r1000000" and its NUL fit */
-	char *p;
-
-	st->keybuf = malloc(op->nrows * keylen);
-	st->keys = calloc(op->nrows ? op->nrows : 1, sizeof(*st->keys));
-	if (!st->keybuf || !st->keys)
-		return FC_NOMEM;
-	p = st->keybuf;
-	for (size_t j = 0; j < op->nrows; j++) {
-		int len = snprintf(p, keylen, "o%d-r%zu", op->index, j + 1);
-
-		st->keys[j] = p;
-		p += len + 1;
-	}
-	op->row_keys = st->keys;
-	return 0;
+	snprintf(buf, WORKGEN_KEY_MAX, "o%d-r%zu", op->index, j + 1);
 }
 
 static int generate_op(struct workgen *w, size_t i, const char *dir,
@@ -296,8 +263,8 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 {
 	struct workgen_op *op = &w->ops[i];
 	struct op_store *st = &w->store[i];
-	char *csv = NULL, *text = NULL;
-	size_t csvlen = 0, len;
+	char *text = NULL;
+	size_t len;
 	json_t *doc = NULL;
 	int rc;
 
@@ -311,23 +278,23 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 	}
 	op->workload_path = st->workload_path;
 	op->source_path = st->source_path;
-	if (make_keys(op, st) < 0 || csv_bytes(&w->spec, op, 0, &csv, &csvlen) < 0 ||
-	    !(doc = workload_json(&w->spec, op->index)) ||
+	if (!(doc = workload_json(&w->spec, op->index)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		snprintf(err, errlen, "out of memory building a workload");
 		rc = FC_NOMEM;
 		goto out;
 	}
-	if (publish(st->source_path, csv, csvlen, false) < 0) {
+	if (write_csv(&w->spec, op, 0, st->source_path) < 0) {
 		snprintf(err, errlen, "cannot write partition '%s': %s",
 			 st->source_path, strerror(errno));
+		unlink(st->source_path);
 		rc = FC_IO;
 		goto out;
 	}
 	/* the file ends with a newline, written over the NUL's byte */
 	len = strlen(text);
 	text[len] = '\n';
-	rc = publish(st->workload_path, text, len + 1, false);
+	rc = publish(st->workload_path, text, len + 1);
 	text[len] = '\0';
 	if (rc < 0)
 		snprintf(err, errlen, "cannot write workload '%s': %s",
@@ -336,12 +303,11 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 		rc = digest_object(json_object_get(doc, "identity"), NULL, NULL,
 				   op->operation_id, err, errlen);
 	if (rc == 0)
-		rc = intent_of(&w->spec, op, csv, csvlen, op->intent_digest,
+		rc = intent_of(&w->spec, op, st->source_path, op->intent_digest,
 			       err, errlen);
 out:
 	json_decref(doc);
 	free(text);
-	free(csv);
 	return rc;
 }
 
@@ -429,8 +395,7 @@ int workgen_change_source(struct workgen *w, int index,
 			  size_t errlen)
 {
 	struct workgen_op *op;
-	char digest[IDENTITY_DIGEST_LEN + 1], *csv = NULL;
-	size_t len = 0;
+	char digest[IDENTITY_DIGEST_LEN + 1], tmp[4096];
 	int version, rc;
 
 	if (!w || index < 1 || (size_t)index > w->nops) {
@@ -439,19 +404,28 @@ int workgen_change_source(struct workgen *w, int index,
 	}
 	op = &w->ops[index - 1];
 	version = op->source_version + 1;
-	if (csv_bytes(&w->spec, op, version, &csv, &len) < 0) {
-		snprintf(err, errlen, "out of memory building a partition");
-		return FC_NOMEM;
+	if (snprintf(tmp, sizeof(tmp), "%s.new", op->source_path) >=
+	    (int)sizeof(tmp)) {
+		snprintf(err, errlen, "partition path too long");
+		return FC_USAGE;
 	}
-	/* Digest the new bytes before they replace the old file: a route of
-	 * this schedule may be reading it (invariant 3). */
-	rc = intent_of(&w->spec, op, csv, len, digest, err, errlen);
-	if (rc == 0 && (rc = publish(op->source_path, csv, len, true)) < 0)
+	/* Written and digested under a temporary name, then renamed over the
+	 * old file: a route of this schedule may be reading it (invariant 3). */
+	rc = write_csv(&w->spec, op, version, tmp);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot write partition '%s': %s", tmp,
+			 strerror(errno));
+	if (rc == 0)
+		rc = intent_of(&w->spec, op, tmp, digest, err, errlen);
+	if (rc == 0 && rename(tmp, op->source_path) != 0) {
 		snprintf(err, errlen, "cannot replace partition '%s': %s",
 			 op->source_path, strerror(errno));
-	free(csv);
-	if (rc < 0)
+		rc = FC_IO;
+	}
+	if (rc < 0) {
+		unlink(tmp);
 		return rc;
+	}
 	op->source_version = version;
 	memcpy(op->intent_digest, digest, sizeof(digest));
 	memcpy(intent, digest, sizeof(digest));
@@ -465,8 +439,6 @@ void workgen_free(struct workgen *w)
 	for (size_t i = 0; w->store && i < w->nops; i++) {
 		free(w->store[i].workload_path);
 		free(w->store[i].source_path);
-		free(w->store[i].keybuf);
-		free(w->store[i].keys);
 	}
 	free(w->store);
 	free(w->ops);

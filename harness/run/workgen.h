@@ -44,12 +44,18 @@ struct workgen_op {
 	int index;                   /* 1-based */
 	const char *workload_path;   /* DIR/workload-<i>.json */
 	const char *source_path;     /* DIR/partition-<i>.csv */
-	const char *const *row_keys; /* nrows keys, in file order */
-	size_t nrows;
+	size_t nrows;                /* keys: workgen_row_key() */
 	char operation_id[IDENTITY_DIGEST_LEN + 1];
 	char intent_digest[IDENTITY_DIGEST_LEN + 1]; /* of the current source */
 	int source_version;          /* 0 as generated; +1 per change_source */
 };
+
+/* Row j (0-based, file order) of op's partition has key "o<op>-r<j+1>";
+ * keys are computed, never stored, so a workload's memory does not grow
+ * with its rows.  buf must hold WORKGEN_KEY_MAX bytes. */
+#define WORKGEN_KEY_MAX 48
+void workgen_row_key(const struct workgen_op *op, size_t j,
+		     char buf[WORKGEN_KEY_MAX]);
 
 /*
  * Write the workload of spec into dir (created if missing; existing files

@@ -1,0 +1,396 @@
+/*
+ * obs_store.c -- a schedule's rows in a scratch SQLite database (see
+ * obs_store.h).
+ *
+ * Invariants:
+ *  1. Bounded memory: the page cache is capped (cache_size), sorts and
+ *     temporary tables spill to files (temp_store=FILE), and every query
+ *     walks an index in the order it answers in, so none sorts rows.
+ *  2. Scratch: nothing here must survive a crash (journal_mode=OFF,
+ *     synchronous=OFF); the file goes with the work dir.
+ *  3. One copy of each question: every SQL statement over the rows is in
+ *     the table below; callers see counts and visitors.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/model/obs_store.h"
+
+enum stmt {
+	S_EXPECT,
+	S_ADD,
+	S_DROP,
+	S_CLEAR,
+	S_COUNT,
+	S_TOTAL,
+	S_OP_ROWS,
+	S_OWNERS_DUP,
+	S_DUP,
+	S_MISSING,
+	S_CHANGED,
+	S_ROWS_PREV,
+	S_ROWS_NOW,
+	S_COUNT_ALL
+};
+
+static const char *const stmt_sql[S_COUNT_ALL] = {
+	[S_EXPECT] = "INSERT OR IGNORE INTO expected(op, row_key) "
+		     "VALUES (?1, ?2)",
+	[S_ADD] = "INSERT INTO obs(n, row_key, count) VALUES (?1, ?2, ?3) "
+		  "ON CONFLICT(n, row_key) DO UPDATE SET "
+		  "count = count + excluded.count",
+	[S_DROP] = "DELETE FROM obs WHERE n = ?1 AND row_key = ?2",
+	[S_CLEAR] = "DELETE FROM obs WHERE n = ?1",
+	[S_COUNT] = "SELECT count FROM obs WHERE n = ?1 AND row_key = ?2",
+	[S_TOTAL] = "SELECT COUNT(*) FROM obs WHERE n = ?1",
+	[S_OP_ROWS] = "SELECT COUNT(*), COALESCE(SUM(c > 0), 0), "
+		      "COALESCE(SUM(c = 1), 0), COALESCE(SUM(c > 1), 0), "
+		      "COALESCE(SUM(c = 0), 0) FROM (SELECT "
+		      "COALESCE(o.count, 0) AS c FROM expected e LEFT JOIN obs o "
+		      "ON o.n = ?1 AND o.row_key = e.row_key WHERE e.op = ?2)",
+	[S_OWNERS_DUP] = "SELECT DISTINCT COALESCE(e.op, 0) FROM obs o "
+			 "LEFT JOIN expected e ON e.row_key = o.row_key "
+			 "WHERE o.n = ?1 AND o.count > 1",
+	[S_DUP] = "SELECT o.row_key, o.count FROM obs o LEFT JOIN expected e "
+		  "ON e.row_key = o.row_key WHERE o.n = ?1 AND o.count > 1 "
+		  "AND COALESCE(e.op, 0) = ?2 ORDER BY o.row_key",
+	[S_MISSING] = "SELECT e.row_key FROM expected e WHERE e.op = ?2 AND "
+		      "NOT EXISTS (SELECT 1 FROM obs o WHERE o.n = ?1 AND "
+		      "o.row_key = e.row_key AND o.count > 0) ORDER BY e.seq",
+	[S_CHANGED] = "SELECT e.row_key, COALESCE(b.count, 0), "
+		      "COALESCE(c.count, 0) FROM expected e "
+		      "LEFT JOIN obs b ON b.n = ?1 AND b.row_key = e.row_key "
+		      "LEFT JOIN obs c ON c.n = ?2 AND c.row_key = e.row_key "
+		      "WHERE e.op = ?3 AND "
+		      "COALESCE(b.count, 0) <> COALESCE(c.count, 0) "
+		      "ORDER BY e.seq",
+	[S_ROWS_PREV] = "SELECT row_key, count FROM obs WHERE n = ?1 "
+			"ORDER BY row_key",
+	[S_ROWS_NOW] = "SELECT row_key, count FROM obs WHERE n = ?1 "
+		       "ORDER BY row_key",
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode = OFF;"
+	"PRAGMA synchronous = OFF;"
+	"PRAGMA cache_size = -2000;"
+	"PRAGMA temp_store = FILE;"
+	"CREATE TABLE expected(seq INTEGER PRIMARY KEY, op INTEGER NOT NULL, "
+	"row_key TEXT NOT NULL UNIQUE);"
+	"CREATE INDEX expected_op ON expected(op);"
+	"CREATE TABLE obs(n INTEGER NOT NULL, row_key TEXT NOT NULL, "
+	"count INTEGER NOT NULL, PRIMARY KEY (n, row_key)) WITHOUT ROWID;";
+
+struct obs_store {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_COUNT_ALL];
+	char errmsg[256];
+};
+
+static int fail(obs_store *s, const char *what)
+{
+	int code = sqlite3_errcode(s->db);
+
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s: %s", what,
+		 sqlite3_errmsg(s->db));
+	return code == SQLITE_NOMEM ? FC_NOMEM : FC_IO;
+}
+
+int obs_store_open(const char *path, obs_store **out, char *err,
+		   size_t errlen)
+{
+	obs_store *s = calloc(1, sizeof(*s));
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	if (path)
+		unlink(path); /* scratch: a file left by an earlier run */
+	if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot create observation store '%s': %s",
+			 path ? path : ":memory:",
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		obs_store_free(s);
+		return FC_IO;
+	}
+	*out = s;
+	return 0;
+}
+
+void obs_store_free(obs_store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < S_COUNT_ALL; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+const char *obs_store_errmsg(const obs_store *s)
+{
+	return s ? s->errmsg : "no observation store";
+}
+
+/* Statement i, reset, with its first nints parameters bound to a, b, c
+ * in order; NULL when it cannot be prepared. */
+static sqlite3_stmt *prep(obs_store *s, enum stmt i, int nints, int a, int b,
+			  int c)
+{
+	const int v[3] = { a, b, c };
+
+	sqlite3_stmt *st = s->st[i];
+
+	if (!st && sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
+				      SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				      NULL) != SQLITE_OK) {
+		fail(s, "cannot prepare a query");
+		return NULL;
+	}
+	st = s->st[i];
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	for (int k = 0; k < nints && k < 3; k++)
+		sqlite3_bind_int(st, k + 1, v[k]);
+	return st;
+}
+
+static int exec(obs_store *s, const char *sql)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail(s, sql);
+	return 0;
+}
+
+int obs_store_begin(obs_store *s)
+{
+	return exec(s, "BEGIN");
+}
+
+int obs_store_commit(obs_store *s)
+{
+	return exec(s, "COMMIT");
+}
+
+void obs_store_rollback(obs_store *s)
+{
+	if (s && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Run a statement that returns no rows. */
+static int run(obs_store *s, sqlite3_stmt *st)
+{
+	int rc;
+
+	if (!st)
+		return FC_IO;
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "cannot write a row");
+}
+
+static sqlite3_stmt *bind_key(sqlite3_stmt *st, int i, const char *key)
+{
+	if (st && sqlite3_bind_text(st, i, key, -1, SQLITE_STATIC) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+int obs_store_expect(obs_store *s, int op, const char *key)
+{
+	return run(s, bind_key(prep(s, S_EXPECT, 1, op, 0, 0), 2, key));
+}
+
+int obs_store_add(obs_store *s, int n, const char *key, long long count)
+{
+	sqlite3_stmt *st = prep(s, S_ADD, 1, n, 0, 0);
+
+	if (st)
+		sqlite3_bind_int64(st, 3, count);
+	return run(s, bind_key(st, 2, key));
+}
+
+int obs_store_drop(obs_store *s, int n, const char *key)
+{
+	return run(s, bind_key(prep(s, S_DROP, 1, n, 0, 0), 2, key));
+}
+
+int obs_store_clear(obs_store *s, int n)
+{
+	return run(s, prep(s, S_CLEAR, 1, n, 0, 0));
+}
+
+/* The first column of a one-row query, 0 when it has none. */
+static long long scalar(sqlite3_stmt *st)
+{
+	long long v = 0;
+
+	if (!st)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
+}
+
+long long obs_store_count(obs_store *s, int n, const char *key)
+{
+	return s ? scalar(bind_key(prep(s, S_COUNT, 1, n, 0, 0), 2, key)) : 0;
+}
+
+long long obs_store_rows_total(obs_store *s, int n)
+{
+	return s ? scalar(prep(s, S_TOTAL, 1, n, 0, 0)) : 0;
+}
+
+int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = (struct obs_rowsum){ 0 };
+	if (!s)
+		return 0;
+	if (!(st = prep(s, S_OP_ROWS, 2, n, op, 0)))
+		return FC_IO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->expected = sqlite3_column_int64(st, 0);
+		out->present = sqlite3_column_int64(st, 1);
+		out->once = sqlite3_column_int64(st, 2);
+		out->duplicated = sqlite3_column_int64(st, 3);
+		out->missing = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : fail(s, "cannot count rows");
+}
+
+/* Step st to its end, calling fn(key, col 1, col 2) on each row (absent
+ * columns read 0). */
+static int visit(obs_store *s, sqlite3_stmt *st, int ncols, obs_row_fn fn,
+		 void *ctx)
+{
+	int rc, stop = 0;
+
+	if (!st)
+		return FC_IO;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		long long b = ncols > 1 ? sqlite3_column_int64(st, 1) : 0;
+		long long a = ncols > 2 ? sqlite3_column_int64(st, 2) : b;
+		if (ncols == 1)
+			a = 0;
+		stop = fn(ctx, (const char *)sqlite3_column_text(st, 0), b, a);
+	}
+	if (!stop && rc != SQLITE_DONE)
+		stop = fail(s, "cannot read rows");
+	sqlite3_reset(st);
+	return stop;
+}
+
+int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, stop = 0;
+
+	if (!s)
+		return 0;
+	if (!(st = prep(s, S_OWNERS_DUP, 1, n, 0, 0)))
+		return FC_IO;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = fn(ctx, sqlite3_column_int(st, 0));
+	if (!stop && rc != SQLITE_DONE)
+		stop = fail(s, "cannot read rows");
+	sqlite3_reset(st);
+	return stop;
+}
+
+int obs_store_duplicated(obs_store *s, int n, int op, obs_row_fn fn,
+			 void *ctx)
+{
+	return s ? visit(s, prep(s, S_DUP, 2, n, op, 0), 2, fn, ctx) : 0;
+}
+
+int obs_store_missing(obs_store *s, int n, int op, obs_row_fn fn, void *ctx)
+{
+	return s ? visit(s, prep(s, S_MISSING, 2, n, op, 0), 1, fn, ctx) : 0;
+}
+
+int obs_store_changed(obs_store *s, int base, int n, int op, obs_row_fn fn,
+		      void *ctx)
+{
+	return s ? visit(s, prep(s, S_CHANGED, 3, base, n, op), 3, fn, ctx) : 0;
+}
+
+/* Step a row cursor: 1 with *key and *count set, 0 at its end, or an
+ * error. */
+static int next_row(obs_store *s, sqlite3_stmt *st, const char **key,
+		    long long *count)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return fail(s, "cannot read rows");
+	*key = (const char *)sqlite3_column_text(st, 0);
+	*count = sqlite3_column_int64(st, 1);
+	return 1;
+}
+
+/* Merge the two key-ordered row lists, as a sorted-list diff. */
+static int merge(obs_store *s, sqlite3_stmt *p, sqlite3_stmt *q,
+		 obs_row_fn fn, void *ctx)
+{
+	const char *pk = NULL, *qk = NULL;
+	long long pc = 0, qc = 0;
+	int hp = next_row(s, p, &pk, &pc), hq = next_row(s, q, &qk, &qc);
+	int stop = 0;
+
+	while (!stop && hp >= 0 && hq >= 0 && (hp || hq)) {
+		int c = !hp ? 1 : !hq ? -1 : strcmp(pk, qk);
+		if (c < 0) {
+			if (pc != 0)
+				stop = fn(ctx, pk, pc, 0);
+			hp = next_row(s, p, &pk, &pc);
+		} else if (c > 0) {
+			if (qc != 0)
+				stop = fn(ctx, qk, 0, qc);
+			hq = next_row(s, q, &qk, &qc);
+		} else {
+			if (pc != qc)
+				stop = fn(ctx, qk, pc, qc);
+			hp = next_row(s, p, &pk, &pc);
+			hq = next_row(s, q, &qk, &qc);
+		}
+	}
+	if (!stop)
+		stop = hp < 0 ? hp : hq < 0 ? hq : 0;
+	return stop;
+}
+
+int obs_store_deltas(obs_store *s, int prev, int now, obs_row_fn fn,
+		     void *ctx)
+{
+	sqlite3_stmt *p, *q;
+	int rc;
+
+	if (!s)
+		return 0;
+	p = prep(s, S_ROWS_PREV, 1, prev < 0 ? -1 : prev, 0, 0);
+	q = prep(s, S_ROWS_NOW, 1, now, 0, 0);
+	if (!p || !q)
+		return FC_IO;
+	rc = merge(s, p, q, fn, ctx);
+	sqlite3_reset(p);
+	sqlite3_reset(q);
+	return rc;
+}

@@ -1,0 +1,100 @@
+/*
+ * obs_store.h -- the rows of a schedule: what the workload asks for and
+ * what the target held after each attempt, on disk, not in the heap.
+ *
+ * A record (record.h) keeps everything about a schedule in memory except
+ * its rows: a partition may hold a million of them and the target is
+ * looked at after every attempt, so the rows live in a scratch SQLite
+ * database in the schedule's work dir (or in memory, for a test), with a
+ * small page cache.  The checker and the report ask it questions (how many
+ * of an operation's rows are present, which changed, which are missing)
+ * and get answers whose size does not depend on the rows.
+ *
+ * Owns: the scratch database and every statement over it; nothing else
+ * of the model.  Who includes it: record.h, harness/run (which fills it),
+ * harness/check and harness/certify (which query it), tests/.
+ *
+ * Observations are numbered by their index in rec_schedule.obs; an
+ * operation by its 1-based index; keys no operation asks for belong to
+ * operation 0.  Key order is strcmp order; "workload order" is the order
+ * the keys were given to obs_store_expect().
+ *
+ * Errors: 0 or a negative FC_ code; obs_store_errmsg() says why.  A query
+ * that fails leaves its outputs zeroed.
+ */
+#ifndef FENCECERT_OBS_STORE_H
+#define FENCECERT_OBS_STORE_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+typedef struct obs_store obs_store;
+
+/* Create the store at path (replacing a file left there), or in memory
+ * when path is NULL. */
+int obs_store_open(const char *path, obs_store **out, char *err,
+		   size_t errlen) FC_MUST_CHECK;
+void obs_store_free(obs_store *s); /* NULL is a no-op */
+const char *obs_store_errmsg(const obs_store *s);
+
+/* Batch the writes between them in one transaction; a rollback undoes
+ * them (an observation that failed half way leaves no rows). */
+int obs_store_begin(obs_store *s) FC_MUST_CHECK;
+int obs_store_commit(obs_store *s) FC_MUST_CHECK;
+void obs_store_rollback(obs_store *s);
+
+/* Operation op asks for row key (a key already asked for is ignored). */
+int obs_store_expect(obs_store *s, int op, const char *key) FC_MUST_CHECK;
+
+/* Observation n saw count more copies of key (equal keys are summed). */
+int obs_store_add(obs_store *s, int n, const char *key,
+		  long long count) FC_MUST_CHECK;
+/* Forget key in observation n, or every row of it (tests edit records). */
+int obs_store_drop(obs_store *s, int n, const char *key) FC_MUST_CHECK;
+int obs_store_clear(obs_store *s, int n) FC_MUST_CHECK;
+
+/* The count of key in observation n (0 when absent or on error). */
+long long obs_store_count(obs_store *s, int n, const char *key);
+
+/* Distinct keys observation n holds, whoever owns them. */
+long long obs_store_rows_total(obs_store *s, int n);
+
+/* op's rows in observation n (n < 0: nothing observed, all missing). */
+struct obs_rowsum {
+	long long expected;
+	long long present;    /* count >= 1 */
+	long long once;       /* count == 1 */
+	long long duplicated; /* count >= 2 */
+	long long missing;    /* count == 0 */
+};
+int obs_store_op_rows(obs_store *s, int n, int op,
+		      struct obs_rowsum *out) FC_MUST_CHECK;
+
+/* Row visitors: return nonzero to stop (that value is returned). */
+typedef int (*obs_row_fn)(void *ctx, const char *key, long long before,
+			  long long after);
+typedef int (*obs_op_fn)(void *ctx, int op);
+
+/* Each operation (0: none) owning a row observation n holds twice or
+ * more, once, in no particular order. */
+int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn,
+				void *ctx) FC_MUST_CHECK;
+/* Rows of observation n owned by op (0: by none) with count >= 2, in key
+ * order: fn(key, count, count). */
+int obs_store_duplicated(obs_store *s, int n, int op, obs_row_fn fn,
+			 void *ctx) FC_MUST_CHECK;
+/* op's rows absent from observation n (or there with count 0), in
+ * workload order: fn(key, 0, 0). */
+int obs_store_missing(obs_store *s, int n, int op, obs_row_fn fn,
+		      void *ctx) FC_MUST_CHECK;
+/* op's rows whose count differs between observations base and n, in
+ * workload order: fn(key, count in base, count in n). */
+int obs_store_changed(obs_store *s, int base, int n, int op, obs_row_fn fn,
+		      void *ctx) FC_MUST_CHECK;
+/* Every row whose count differs between observations prev (< 0: none)
+ * and now, in key order: fn(key, before, after). */
+int obs_store_deltas(obs_store *s, int prev, int now, obs_row_fn fn,
+		     void *ctx) FC_MUST_CHECK;
+
+#endif
