@@ -39,6 +39,11 @@
 
 #include "fences/target_impl.h"
 
+/* The connection's page cache, and so the memory a GROUP BY over a big
+ * target sorts in before it spills to a temporary file: small, so an
+ * observation's memory does not grow with the target's rows. */
+#define TARGET_SQLITE_CACHE "-500"
+
 #define BUSY_TIMEOUT_MS 3000
 
 enum { HAS_FENCE = 1, HAS_EPOCH = 2 };
@@ -132,7 +137,9 @@ static int attach(struct target_sqlite *t, char *err, size_t errlen)
 	drop(t);
 	if (sqlite3_open_v2(t->path, &t->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    sqlite3_exec(t->db, "PRAGMA query_only = 1", NULL, NULL, NULL))
+	    sqlite3_exec(t->db, "PRAGMA query_only = 1;"
+			 "PRAGMA cache_size = " TARGET_SQLITE_CACHE, NULL, NULL,
+			 NULL))
 		return fail(t, "open target", err, errlen);
 	sqlite3_busy_timeout(t->db, BUSY_TIMEOUT_MS);
 	t->dev = st.st_dev;

@@ -76,7 +76,7 @@ static const char *const stmt_sql[S_COUNT_ALL] = {
 static const char schema[] =
 	"PRAGMA journal_mode = OFF;"
 	"PRAGMA synchronous = OFF;"
-	"PRAGMA cache_size = -2000;"
+	"PRAGMA cache_size = -500;"
 	"PRAGMA temp_store = FILE;"
 	"CREATE TABLE expected(seq INTEGER PRIMARY KEY, op INTEGER NOT NULL, "
 	"row_key TEXT NOT NULL UNIQUE);"
