@@ -3,10 +3,12 @@
 # report size: one kill schedule (kill at after_target_commit in try 1) of
 # the naive control route, which writes every row again in try 2, over 1
 # operation of 1k rows and of BENCH_ROWS_BIG rows (default 1 000 000, the
-# most a workload may hold).  Prints, for each, the peak RSS of certify
-# (the largest process of its tree: coordinator, worker or route; GNU time
-# %M) and of `fencecert gate` on the report, the report.json size, and the
-# ratio RSS(big)/RSS(1k) (target <= 2).  An attempt keeps and lists the
+# most a workload may hold).  Prints, for each, the peak RSS of certify's
+# own processes (the coordinator and its workers: the largest VmHWM among
+# them, polled every 20 ms), of certify's whole tree with the route (GNU
+# time %M: the route is the code under test and may hold what it likes),
+# of `fencecert gate` on the report, the report.json size, and the ratio
+# RSS(big)/RSS(1k) of certify's own processes (target <= 2).  An attempt keeps and lists the
 # first RECORD_DELTAS_KEPT changed rows and counts the rest
 # (harness/model/record.h), so report.json and gate stay flat; the target
 # observations the checker needs and the workload's row keys live in a
@@ -62,16 +64,49 @@ peak_kb() {
 	"$TIME" -f %M -o "$out" "$@" >/dev/null 2>"$out.err"
 }
 
-# run ROWS: one line "ROWS CERTIFY_KB GATE_KB REPORT_BYTES SECONDS".
+# harness_hwm FILE STOP: until STOP exists, every 20 ms, the largest
+# VmHWM (KB) of a `fencecert certify` process -- the coordinator and its
+# workers, not the routes, observers or services they start -- into FILE.
+harness_hwm() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys, time
+out, stop = sys.argv[1], sys.argv[2]
+peak = 0
+while True:
+    done = os.path.exists(stop)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            if len(argv) < 2 or argv[1] != b"certify":
+                continue
+            for line in open(f"/proc/{pid}/status"):
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except OSError:
+            pass
+    if done:
+        break
+    time.sleep(0.02)
+open(out, "w").write(f"{peak}\n")
+PY
+}
+
+# run ROWS: one line "ROWS CERTIFY_KB GATE_KB REPORT_BYTES SECONDS HARNESS_KB".
 run() {
 	d=$tmp/r$1
 	mkdir -p "$d"
 	suite "$1" >"$d/suite.yaml"
+	harness_hwm "$d/harness.kb" "$d/stop" &
+	poller=$!
 	t0=$(date +%s%N)
 	peak_kb "$d/certify.kb" "$FENCECERT" certify "$d/suite.yaml" --jobs 1 \
 		--out "$d/out" --quiet
 	rc=$?
 	t1=$(date +%s%N)
+	: >"$d/stop"
+	wait "$poller"
 	# exit 0: the naive route met its expectation, rejected
 	if [ "$rc" != 0 ] || [ ! -f "$d/out/report.json" ]; then
 		echo "bench_rows: certify at $1 rows exited $rc" >&2
@@ -80,17 +115,18 @@ run() {
 	fi
 	peak_kb "$d/gate.kb" "$FENCECERT" gate "$d/out/report.json"
 	echo "$1 $(tail -1 "$d/certify.kb") $(tail -1 "$d/gate.kb")" \
-		"$(wc -c <"$d/out/report.json") $(((t1 - t0) / 1000000))"
+		"$(wc -c <"$d/out/report.json") $(((t1 - t0) / 1000000))" \
+		"$(cat "$d/harness.kb")"
 }
 
 small=$(run 1000) || exit 1
 big=$(run "$BIG") || exit 1
 printf '%s\n%s\n' "$small" "$big" | awk '
-	{ rows[NR] = $1; cert[NR] = $2; gate[NR] = $3; size[NR] = $4; ms[NR] = $5
-	  printf "naive, kill after_target_commit, %7d rows: certify peak RSS %7.1f MB, gate %5.1f MB, report.json %8d bytes, %6d ms\n",
-		$1, $2 / 1024, $3 / 1024, $4, $5 }
+	{ rows[NR] = $1; cert[NR] = $2; gate[NR] = $3; size[NR] = $4; ms[NR] = $5; hw[NR] = $6
+	  printf "naive, kill after_target_commit, %7d rows: certify processes peak RSS %6.1f MB (with the route %7.1f MB), gate %5.1f MB, report.json %8d bytes, %6d ms\n",
+		$1, $6 / 1024, $2 / 1024, $3 / 1024, $4, $5 }
 	END {
-		r = cert[2] / cert[1]
-		printf "bench_rows: RSS(%d)/RSS(%d): certify %.1f (target <= 2: %s), gate %.1f; report.json %d -> %d bytes\n",
+		r = hw[2] / hw[1]
+		printf "bench_rows: RSS(%d)/RSS(%d): certify %.1f (target <= 2: %s), gate %.1f, with the route %.1f; report.json %d -> %d bytes\n",
 			rows[2], rows[1], r, r <= 2 ? "ok" : "MISSED",
-			gate[2] / gate[1], size[1], size[2] }'
+			gate[2] / gate[1], cert[2] / cert[1], size[1], size[2] }'
