@@ -54,7 +54,7 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpu(s)"
 # schedule and CPU per attempt in $tmp/per-attempt for the floor below.
 explore() {
 	rm -rf "$tmp/explore"
-	set -- $(measure "$tmp/explore" "$FENCECERT" certify "$1" \
+	set -- $(measure "$tmp/explore" "$FENCECERT" certify "$1" --full-report \
 		--route c-sqlite --only every-failpoint --jobs "$2" \
 		--out "$tmp/explore" --quiet) "$2" "$3"
 	python3 -c "
@@ -71,7 +71,7 @@ explore "$tmp/exhaustive.yaml" 2 "fork server"
 explore "$tmp/exhaustive.yaml" 4 "fork server"
 explore "$tmp/exhaustive-exec.yaml" 2 "exec"
 
-set -- $(measure "$tmp/default" "$FENCECERT" certify "$tmp/default.yaml" \
+set -- $(measure "$tmp/default" "$FENCECERT" certify "$tmp/default.yaml" --full-report \
 	--jobs 2 --out "$tmp/default" --quiet)
 python3 -c "
 wall, cpu, n, rc = $1, $2, $3, $4

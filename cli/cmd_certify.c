@@ -47,6 +47,7 @@
 #include "reports/sign.h"
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
+#include "harness/check/report_summary.h"
 #include "common/cli.h"
 #include "common/fsutil.h"
 #include "harness/model/record.h"
@@ -93,6 +94,10 @@ static void usage(FILE *to)
 		"  --full-deltas     list every row an attempt changed in the\n"
 		"                    report's row_deltas (default: the first %d\n"
 		"                    besides first inserts, and counts of all)\n"
+		"  --full-report     keep every schedule's attempts, operations\n"
+		"                    and failpoints in report.json (default: the\n"
+		"                    first %d of each class per route; the others\n"
+		"                    are summarized)\n"
 		"  --pass-env NAME   pass NAME on from this environment to the\n"
 		"                    routes, fork servers and observe commands\n"
 		"                    (repeatable).  They get nothing else of it\n"
@@ -113,7 +118,7 @@ static void usage(FILE *to)
 		"3 some route is unverified (nothing worse), 130 interrupted (no\n"
 		"report written); a --shard run: 1 when a route expected to\n"
 		"certify has a violation in this shard, else 0\n",
-		RECORD_DELTAS_KEPT);
+		RECORD_DELTAS_KEPT, REPORT_DETAIL_KEPT);
 }
 
 static void on_stop(int sig)
@@ -341,6 +346,7 @@ int cmd_certify(int argc, char **argv)
 		{ "work-dir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "full-deltas", no_argument, NULL, 'D' },
+		{ "full-report", no_argument, NULL, 'R' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "pass-env", required_argument, NULL, 'P' },
 		{ "uncontained", no_argument, NULL, 'U' },
@@ -405,6 +411,7 @@ int cmd_certify(int argc, char **argv)
 		case 'w': parent = optarg; break;
 		case 'k': o.keep = true; break;
 		case 'D': o.full_deltas = true; break;
+		case 'R': o.full_report = true; break;
 		case 'F': force = true; break;
 		case 'P':
 			if (npass == 64)

@@ -498,11 +498,28 @@ nomem:
 
 /* --- the merged report ------------------------------------------------------------- */
 
+/* Whether some input schedule was summarized (`"detail": "summary"`). */
+static bool summarized(const struct merge *m)
+{
+	json_t *r, *s;
+	size_t i, j;
+
+	for (size_t k = 0; k < m->n; k++)
+		json_array_foreach(json_object_get(m->in[k], "routes"), i, r)
+			json_array_foreach(json_object_get(r, "schedules"), j, s)
+				if (json_object_get(s, "detail"))
+					return true;
+	return false;
+}
+
 static json_t *build(struct merge *m)
 {
 	json_t *first = m->in[0], *out, *routes = json_array(), *from = json_array();
 	json_t *env = json_deep_copy(json_object_get(first, "environment"));
 	long long start = 0, end = 0;
+	/* summarized shards give a summarized merge (report_summary.h);
+	 * shards with every detail (certify --full-report) keep them all */
+	bool cap = summarized(m);
 
 	for (size_t i = 0; i < m->n; i++) {
 		long long s = rview_int(m->in[i], "started_at", 0);
@@ -521,8 +538,12 @@ static json_t *build(struct merge *m)
 			"duration_ms", (json_int_t)(e - s),
 			"shard", json_object_get(m->in[i], "shard")));
 	}
-	for (size_t i = 0; i < m->nroutes; i++)
+	for (size_t i = 0; i < m->nroutes; i++) {
+		if (cap)
+			report_cap_details(json_object_get(m->routes[i].obj,
+							   "schedules"));
 		json_array_append(routes, m->routes[i].obj);
+	}
 	out = json_pack("{s:s, s:O, s:O, s:o, s:o*, s:I, s:o, s:I, s:o}",
 			"schema", RVIEW_SCHEMA,
 			"tool", json_object_get(first, "tool"),

@@ -384,7 +384,12 @@ static int schedule_block(FILE *out, const json_t *s, int *svg_id,
 		esc(out, rview_str(s, "error"));
 	}
 	fputs("</p>\n", out);
-	if (timeline) {
+	if (json_object_get(s, "detail"))
+		fputs("<p class=\"muted\">summarized in report.json: its "
+		      "attempts and operations are kept for the first schedules "
+		      "of each kind only; replay it, or certify with "
+		      "--full-report, to see them</p>\n", out);
+	else if (timeline) {
 		fputs("<div class=\"svgwrap\">\n", out);
 		rc = timeline_svg(out, s, (*svg_id)++);
 		fputs("</div>\n", out);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "harness/check/verdict.h"
+#include "harness/check/report_summary.h"
 #include "reports/rview.h"
 
 const char *rview_str(const json_t *obj, const char *key)
@@ -178,14 +179,11 @@ int rview_verdict_rank(const char *verdict)
 
 enum rview_status rview_schedule_status(const json_t *schedule)
 {
-	enum schedule_outcome o;
-
-	if (json_array_size(json_object_get(schedule, "violations")))
-		return RVIEW_FAILED;
-	if (outcome_parse(rview_str(schedule, "outcome"), &o) == 0 &&
-	    o == OUTCOME_UNVERIFIED)
-		return RVIEW_UNVERIFIED;
-	return RVIEW_PASSED;
+	switch (report_schedule_class(schedule)) {
+	case REPORT_FAILED: return RVIEW_FAILED;
+	case REPORT_UNVERIFIED: return RVIEW_UNVERIFIED;
+	default: return RVIEW_PASSED;
+	}
 }
 
 void rview_schedule_order(const json_t *route, size_t *idx)

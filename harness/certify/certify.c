@@ -678,6 +678,8 @@ static int add_route(struct run *R, json_t *report, size_t r)
 		json_array_append_new(schedules, a->sched[i].json);
 		a->sched[i].json = NULL;
 	}
+	if (!R->o->full_report)
+		report_cap_details(schedules);
 	return report_json_add_route(report, &R->s->routes[r], verdict,
 				     coverage(a), violations, schedules);
 }

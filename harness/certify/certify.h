@@ -43,6 +43,8 @@ struct certify_opts {
 	bool keep;               /* keep schedule dirs */
 	bool full_deltas;        /* --full-deltas: list every changed row of
 				    an attempt in row_deltas */
+	bool full_report;        /* --full-report: every schedule keeps its
+				    detail (report_cap_details()) */
 	bool progress_tty;       /* one updating progress line on stderr */
 	bool quiet;              /* no progress at all */
 	services *services;      /* started by the caller (services_start);

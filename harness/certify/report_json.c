@@ -558,29 +558,3 @@ int report_json_finish(json_t *report, long long duration_ms)
 		return FC_NOMEM;
 	return 0;
 }
-
-int report_json_write(json_t *report, const char *out_dir,
-		      long long duration_ms, char *err, size_t errlen)
-{
-	char path[4096], tmp[4200];
-
-	if (report_json_finish(report, duration_ms)) {
-		snprintf(err, errlen, "out of memory");
-		return FC_NOMEM;
-	}
-	if (fs_mkdirs(out_dir)) {
-		snprintf(err, errlen, "cannot create '%s': %s", out_dir,
-			 strerror(errno));
-		return FC_IO;
-	}
-	snprintf(path, sizeof(path), "%s/report.json", out_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (json_dump_file(report, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) ||
-	    rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", path,
-			 strerror(errno));
-		unlink(tmp);
-		return FC_IO;
-	}
-	return 0;
-}

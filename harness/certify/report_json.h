@@ -9,7 +9,7 @@
  *                           target observation summary, outcome and
  *                           violations.  Workers send these to the
  *                           coordinator as JSON lines.
- *   report_json_new() + report_json_add_route() + report_json_write()
+ *   report_json_new() + report_json_add_route() + report_json_finish()
  *                           the whole report.
  *
  * Every value goes through jansson; nothing here formats JSON by hand.
@@ -63,12 +63,6 @@ int report_json_add_route(json_t *report, const struct route_spec *rs,
 /* Set duration and the summary counts (routes, verdicts, schedules,
  * violations).  FC_NOMEM. */
 int report_json_finish(json_t *report, long long duration_ms) FC_MUST_CHECK;
-
-/* report_json_finish(), then write OUT/report.json atomically (the other
- * formats and signing: reports/render.h). */
-int report_json_write(json_t *report, const char *out_dir,
-		      long long duration_ms, char *err, size_t errlen)
-	FC_MUST_CHECK;
 
 /* "sha256:..." of a route's definition (command, urls, observe, env). */
 void report_json_route_digest(const struct route_spec *rs, char out[80]);

@@ -26,6 +26,35 @@ json_t *report_summary(const json_t *routes)
 			 "violations", (json_int_t)violations, "verdicts", by);
 }
 
+enum report_class report_schedule_class(const json_t *schedule)
+{
+	const char *o = json_string_value(json_object_get(schedule, "outcome"));
+
+	if (json_array_size(json_object_get(schedule, "violations")))
+		return REPORT_FAILED;
+	if (o && strcmp(o, outcome_name(OUTCOME_UNVERIFIED)) == 0)
+		return REPORT_UNVERIFIED;
+	return REPORT_PASSED;
+}
+
+void report_cap_details(json_t *schedules)
+{
+	static const char *const detail[] = {
+		"attempts", "operations", "reached", "applied",
+	};
+	size_t seen[3] = { 0 }, i;
+	json_t *s;
+
+	json_array_foreach(schedules, i, s) {
+		if (++seen[report_schedule_class(s)] <= REPORT_DETAIL_KEPT ||
+		    json_object_get(s, "detail"))
+			continue;
+		for (size_t k = 0; k < sizeof(detail) / sizeof(*detail); k++)
+			json_object_del(s, detail[k]);
+		json_object_set_new(s, "detail", json_string("summary"));
+	}
+}
+
 bool report_schedule_windows(const json_t *schedule, bool *before,
 			     bool *after)
 {

@@ -38,4 +38,30 @@ json_t *report_summary(const json_t *routes);
 bool report_schedule_windows(const json_t *schedule, bool *before,
 			     bool *after);
 
+/* A schedule's class as readers order them: a violation, else an
+ * unverified outcome, else passed. */
+enum report_class {
+	REPORT_PASSED,
+	REPORT_FAILED,
+	REPORT_UNVERIFIED,
+};
+enum report_class report_schedule_class(const json_t *schedule);
+
+/*
+ * How many schedules of each class per route keep their detail
+ * (`attempts`, `operations`, `reached`, `applied`): the first ones in the
+ * array's order, which readers show first (the HTML report draws their
+ * timelines).  The others keep what a reader, `gate` and `merge` use --
+ * outcome, violations with their text, retried stops, target counts,
+ * faults, the reproduce line -- and say `"detail": "summary"`, so a
+ * report's size grows with schedules by about a kilobyte each, whatever
+ * the routes did.  `certify --full-report` and `merge --full-report` keep
+ * every detail.
+ */
+#define REPORT_DETAIL_KEPT 10
+
+/* Summarize every schedule of the array past the first REPORT_DETAIL_KEPT
+ * of its class (a schedule already summarized counts as kept). */
+void report_cap_details(json_t *schedules);
+
 #endif

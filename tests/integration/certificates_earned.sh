@@ -40,7 +40,7 @@ certify() {
 	want=$1 suite=$2 out=$3
 	shift 3
 	set +e
-	"$FENCECERT" certify "$suite" --out "$out" --quiet --format json "$@" \
+	"$FENCECERT" certify "$suite" --full-report --out "$out" --quiet --format json "$@" \
 		>"$tmp/stdout" 2>"$tmp/stderr"
 	got=$?
 	set -e

@@ -23,7 +23,7 @@ i=1
 while [ "$i" -le "$RUNS" ]; do
 	start=$(date +%s)
 	rc=0
-	"$FENCECERT" certify "$tmp/default.yaml" --out "$tmp/out$i" --quiet \
+	"$FENCECERT" certify "$tmp/default.yaml" --full-report --out "$tmp/out$i" --quiet \
 		>"$tmp/table$i" || rc=$?
 	took=$(($(date +%s) - start))
 	cat "$tmp/table$i"

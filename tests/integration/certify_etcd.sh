@@ -15,7 +15,7 @@ mkdir "$tmp/w"
 sed "s#build/fencecert#$BUILD/fencecert#g" scenarios/etcd.yaml >"$tmp/etcd.yaml"
 start=$(date +%s)
 rc=0
-"$FENCECERT" certify "$tmp/etcd.yaml" --out "$tmp/out" --work-dir "$tmp/w" \
+"$FENCECERT" certify "$tmp/etcd.yaml" --full-report --out "$tmp/out" --work-dir "$tmp/w" \
 	--quiet >"$tmp/table" || rc=$?
 cat "$tmp/table"
 echo "certify: exit $rc, $(($(date +%s) - start)) s"

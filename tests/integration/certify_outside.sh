@@ -50,7 +50,7 @@ fail() {
 # --- 1. the suite ---------------------------------------------------------
 start=$(date +%s)
 rc=0
-"$FENCECERT" certify scenarios/outside.yaml --jobs 2 --out "$tmp/out" --quiet \
+"$FENCECERT" certify scenarios/outside.yaml --full-report --jobs 2 --out "$tmp/out" --quiet \
 	--format json >"$tmp/table" 2>"$tmp/stderr" || rc=$?
 cat "$tmp/table"
 echo "suite: exit $rc, $(($(date +%s) - start)) s"
@@ -63,7 +63,7 @@ sed -e 's/^      syscalls: \[fsync, fdatasync, unlink\]$/      syscalls: [fsync,
 grep -q 'syscalls: \[fsync, fdatasync\]$' "$tmp/no-unlink.yaml" ||
 	fail "cannot narrow sqlite-commit-point in scenarios/outside.yaml"
 rc=0
-"$FENCECERT" certify "$tmp/no-unlink.yaml" --route sqlite3-import \
+"$FENCECERT" certify "$tmp/no-unlink.yaml" --full-report --route sqlite3-import \
 	--only sqlite-commit-point --jobs 2 --out "$tmp/no-unlink" --quiet \
 	--format json >"$tmp/table" 2>"$tmp/stderr" || rc=$?
 cat "$tmp/table"

@@ -23,7 +23,7 @@ sed "s#build/fencecert#$BUILD/fencecert#g" scenarios/postgresql.yaml >"$tmp/pg.y
 
 start=$(date +%s)
 rc=0
-"$FENCECERT" certify "$tmp/pg.yaml" --jobs 4 --out "$tmp/out" --quiet >"$tmp/table" \
+"$FENCECERT" certify "$tmp/pg.yaml" --full-report --jobs 4 --out "$tmp/out" --quiet >"$tmp/table" \
 	2>"$tmp/stderr" || rc=$?
 cat "$tmp/table"
 echo "suite: exit $rc, $(($(date +%s) - start)) s"

@@ -30,7 +30,7 @@ fi
 sed "s#build/fencecert#$BUILD/fencecert#g" scenarios/syscalls.yaml >"$tmp/syscalls.yaml"
 start=$(date +%s)
 rc=0
-"$FENCECERT" certify "$tmp/syscalls.yaml" --out "$tmp/out" --quiet --format json \
+"$FENCECERT" certify "$tmp/syscalls.yaml" --full-report --out "$tmp/out" --quiet --format json \
 	>"$tmp/table" || rc=$?
 took=$(($(date +%s) - start))
 cat "$tmp/table"

@@ -51,7 +51,7 @@ marked() {
 }
 
 rc=0
-"$FENCECERT" certify "$tmp/suite.yaml" --out "$tmp/out" --work-dir "$tmp/work" \
+"$FENCECERT" certify "$tmp/suite.yaml" --full-report --out "$tmp/out" --work-dir "$tmp/work" \
 	--keep --jobs 1 --quiet >"$tmp/certify.out" 2>&1 || rc=$?
 target=$(find "$tmp/work" -name target.db | head -n 1)
 if [ "$rc" -eq 2 ] || [ -z "$target" ]; then

@@ -21,7 +21,7 @@ n=$(grep -c 'env, -u, FENCECERT_FAILPOINT_WAIT' "$tmp/wait.yaml")
 [ "$n" -ge 2 ] || { echo "FAIL: the waiting suite was not made ($n)"; exit 1; }
 
 for mode in pass wait; do
-	"$FENCECERT" certify "$tmp/$mode.yaml" --route c-sqlite --route naive \
+	"$FENCECERT" certify "$tmp/$mode.yaml" --full-report --route c-sqlite --route naive \
 		--only every-failpoint --only interleavings --jobs 2 --out "$tmp/$mode" \
 		--format json --quiet >/dev/null || true
 done

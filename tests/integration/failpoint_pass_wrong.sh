@@ -22,7 +22,7 @@ bad=0
 for s in k:after_committing@1 f:before_target_commit@1 p:after_lease@1; do
 	for mode in right wrong; do
 		out="$tmp/$mode-$(echo "$s" | tr ':@' '__')"
-		"$FENCECERT" certify "$tmp/$mode.yaml" --route c-sqlite \
+		"$FENCECERT" certify "$tmp/$mode.yaml" --full-report --route c-sqlite \
 			--only every-failpoint --schedule "$s" --out "$out" \
 			--format json --quiet >/dev/null 2>&1 || true
 		python3 - "$out/report.json" "$mode" "$s" <<'PY' || bad=1

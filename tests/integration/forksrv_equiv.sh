@@ -22,7 +22,7 @@ n=$(grep -c 'fork_server: true' "$tmp/fork.yaml")
 [ "$n" -ge 2 ] || { echo "FAIL: fork_server not set in the suite ($n)"; exit 1; }
 
 for mode in exec fork; do
-	set -- "$FENCECERT" certify "$tmp/$mode.yaml" --route c-sqlite \
+	set -- "$FENCECERT" certify "$tmp/$mode.yaml" --full-report --route c-sqlite \
 		--route naive --only every-failpoint --jobs 2 \
 		--out "$tmp/$mode" --format json --quiet
 	"$@" >/dev/null || true
@@ -35,7 +35,7 @@ if command -v strace >/dev/null; then
 	# 'clean' and the first kill: 6 attempts per route; one server per
 	# route and worker
 	strace -f -qq -e trace=execve -e signal=none -o "$tmp/execs" \
-		"$FENCECERT" certify "$tmp/fork.yaml" --route c-sqlite --route naive \
+		"$FENCECERT" certify "$tmp/fork.yaml" --full-report --route c-sqlite --route naive \
 		--only clean --schedule clean --jobs 1 --out "$tmp/short" \
 		--format json --quiet >/dev/null || true
 	routes=$(grep -c 'execve("[^"]*fencecert", \["[^"]*fencecert", "route"' "$tmp/execs" || true)

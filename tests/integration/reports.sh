@@ -344,10 +344,10 @@ SEL="--route c-sqlite --route naive --route xcom-guard --quiet --only clean
  --only kill-after-target-commit --only every-failpoint --only interleavings
  --only random"
 # shellcheck disable=SC2086
-expect 0 "$FENCECERT" certify "$tmp/default.yaml" $SEL --out "$tmp/whole"
+expect 0 "$FENCECERT" certify "$tmp/default.yaml" --full-report $SEL --out "$tmp/whole"
 for k in 1 2 3; do
 	# shellcheck disable=SC2086
-	expect 0 "$FENCECERT" certify "$tmp/default.yaml" $SEL --shard "$k/3" \
+	expect 0 "$FENCECERT" certify "$tmp/default.yaml" --full-report $SEL --shard "$k/3" \
 		--out "$tmp/real$k"
 	grep -q "^shard $k/3: verdicts over this shard" "$tmp/out" ||
 		fail "shard $k/3 does not say it is a shard: $(cat "$tmp/out")"
