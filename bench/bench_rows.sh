@@ -5,7 +5,7 @@
 # operation of 1k rows and of BENCH_ROWS_BIG rows (default 1 000 000, the
 # most a workload may hold).  Prints, for each, the peak RSS of certify's
 # own processes (the coordinator and its workers: the largest VmHWM among
-# them, polled every 20 ms), of certify's whole tree with the route (GNU
+# them, polled every 10 ms), of certify's whole tree with the route (GNU
 # time %M: the route is the code under test and may hold what it likes),
 # of `fencecert gate` on the report, the report.json size, and the ratio
 # RSS(big)/RSS(1k) of certify's own processes (target <= 2).  An attempt keeps and lists the
@@ -64,13 +64,16 @@ peak_kb() {
 	"$TIME" -f %M -o "$out" "$@" >/dev/null 2>"$out.err"
 }
 
-# harness_hwm FILE STOP: until STOP exists, every 20 ms, the largest
-# VmHWM (KB) of a `fencecert certify` process -- the coordinator and its
-# workers, not the routes, observers or services they start -- into FILE.
+# harness_hwm FILE STOP MARK: (STOP.ready once it looks) until STOP
+# exists, every 10 ms, the largest
+# VmHWM (KB) of a process whose environment holds MARK -- this run's
+# certify coordinator and its forked workers; the routes, observers and
+# services they start get an environment of their own (child_env.h),
+# without it -- into FILE.
 harness_hwm() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "$3" <<'PY'
 import os, sys, time
-out, stop = sys.argv[1], sys.argv[2]
+out, stop, mark = sys.argv[1], sys.argv[2], sys.argv[3].encode()
 peak = 0
 while True:
     done = os.path.exists(stop)
@@ -78,8 +81,7 @@ while True:
         if not pid.isdigit():
             continue
         try:
-            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            if len(argv) < 2 or argv[1] != b"certify":
+            if mark not in open(f"/proc/{pid}/environ", "rb").read().split(b"\0"):
                 continue
             for line in open(f"/proc/{pid}/status"):
                 if line.startswith("VmHWM:"):
@@ -88,7 +90,9 @@ while True:
             pass
     if done:
         break
-    time.sleep(0.02)
+    if not os.path.exists(stop + ".ready"):
+        open(stop + ".ready", "w").close()
+    time.sleep(0.01)
 open(out, "w").write(f"{peak}\n")
 PY
 }
@@ -98,10 +102,12 @@ run() {
 	d=$tmp/r$1
 	mkdir -p "$d"
 	suite "$1" >"$d/suite.yaml"
-	harness_hwm "$d/harness.kb" "$d/stop" &
+	mark="BENCH_ROWS_RUN=$$-$1"
+	harness_hwm "$d/harness.kb" "$d/stop" "$mark" &
 	poller=$!
+	while [ ! -e "$d/stop.ready" ]; do sleep 0.01; done
 	t0=$(date +%s%N)
-	peak_kb "$d/certify.kb" "$FENCECERT" certify "$d/suite.yaml" --jobs 1 \
+	peak_kb "$d/certify.kb" env "$mark" "$FENCECERT" certify "$d/suite.yaml" --jobs 1 \
 		--out "$d/out" --quiet
 	rc=$?
 	t1=$(date +%s%N)
