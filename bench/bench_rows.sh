@@ -12,8 +12,8 @@
 # first RECORD_DELTAS_KEPT changed rows and counts the rest
 # (harness/model/record.h), so report.json and gate stay flat; the target
 # observations the checker needs and the workload's row keys live in a
-# scratch database in the schedule's dir (harness/model/obs_store.h), and
-# the workload generator writes a partition row by row, so the harness's
+# private scratch database out of the route's reach
+# (harness/model/obs_store.h), and the workload generator writes a partition row by row, so the harness's
 # own processes stay flat too.  The route is measured with them: a route
 # that reads its whole partition into memory grows with the rows.
 set -u

@@ -110,13 +110,13 @@ int obs_store_open(const char *path, obs_store **out, char *err,
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
-	if (path)
+	if (path && *path)
 		unlink(path); /* scratch: a file left by an earlier run */
 	if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) !=
 	    SQLITE_OK ||
 	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot create observation store '%s': %s",
-			 path ? path : ":memory:",
+			 !path ? ":memory:" : *path ? path : "(temporary)",
 			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		obs_store_free(s);
 		return FC_IO;

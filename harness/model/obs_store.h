@@ -5,8 +5,8 @@
  * A record (record.h) keeps everything about a schedule in memory except
  * its rows: a partition may hold a million of them and the target is
  * looked at after every attempt, so the rows live in a scratch SQLite
- * database in the schedule's work dir (or in memory, for a test), with a
- * small page cache.  The checker and the report ask it questions (how many
+ * database, a private temporary file out of the route's reach (or in
+ * memory, for a test), with a small page cache.  The checker and the report ask it questions (how many
  * of an operation's rows are present, which changed, which are missing)
  * and get answers whose size does not depend on the rows.
  *
@@ -31,8 +31,11 @@
 
 typedef struct obs_store obs_store;
 
-/* Create the store at path (replacing a file left there), or in memory
- * when path is NULL. */
+/* Create the store: path "" is a private file of SQLite's temporary
+ * directory, unlinked as it is made and gone on close -- never in the
+ * schedule's dir, which the route may write, so nothing a route does
+ * touches what the harness observed; another path is created there
+ * (replacing a file left there); NULL keeps it in memory (tests). */
 int obs_store_open(const char *path, obs_store **out, char *err,
 		   size_t errlen) FC_MUST_CHECK;
 void obs_store_free(obs_store *s); /* NULL is a no-op */

@@ -196,11 +196,10 @@ int orch__record_ops(struct orch_sched *s, const struct orch_setup *su,
 {
 	size_t n = workgen_count(su->wg);
 	struct rec_schedule *rec = s->rec;
-	char path[4096];
 	int rc;
 
-	put(path, sizeof(path), "%s/" ORCH_ROWS_DB, s->p->dir);
-	rc = obs_store_open(path, &rec->rows, err, errlen);
+	/* not in s->p->dir: the route may write there (obs_store.h) */
+	rc = obs_store_open("", &rec->rows, err, errlen);
 	if (rc)
 		return rc;
 

@@ -50,12 +50,10 @@ void orch__setup_release(struct orch_setup *su);
  * FC_NOMEM. */
 int orch__record_faults(struct orch_sched *s) FC_MUST_CHECK;
 
-/* The scratch row store of a schedule, in its directory (obs_store.h). */
-#define ORCH_ROWS_DB ".observations.db"
-
 /* The record's operations (ids, row counts) from the workload, and its row
- * store, created in the schedule's dir with every operation's keys.  0, or
- * an error with err set (FC_NOMEM: out of memory). */
+ * store, a private temporary file (never in the schedule's dir, which the
+ * route may write) with every operation's keys.  0, or an error with err
+ * set (FC_NOMEM: out of memory). */
 int orch__record_ops(struct orch_sched *s, const struct orch_setup *su,
 		     char *err, size_t errlen) FC_MUST_CHECK;
 
