@@ -11,6 +11,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +44,7 @@ static int inside(void)
 	if (pid == 0) {
 		long mine = host_pid();
 		ssize_t n = write(p[1], &mine, sizeof(mine));
-		_exit(n == sizeof(mine) && getpid() == 1 ? 0 : 1);
+		syscall(SYS_exit_group, n == sizeof(mine) && getpid() == 1 ? 0 : 1);
 	}
 	if (read(p[0], &seen, sizeof(seen)) != sizeof(seen) ||
 	    waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
@@ -60,8 +61,9 @@ static void test_inside(void **state)
 	(void)state;
 	helper = fork();
 	assert_true(helper >= 0);
-	if (helper == 0)
-		_exit(inside());
+	if (helper == 0) /* the raw call: a sanitizer's _exit() would run
+			  * its leak check, which cannot clone here */
+		syscall(SYS_exit_group, inside());
 	assert_int_equal(waitpid(helper, &st, 0), helper);
 	assert_true(WIFEXITED(st));
 	if (WEXITSTATUS(st) == 77) {
