@@ -173,6 +173,31 @@ void identity_buffer_digest(const void *buf, size_t len,
 	hex_digest(&ctx, out);
 }
 
+struct identity_hash {
+	SHA256_CTX ctx;
+};
+
+struct identity_hash *identity_hash_new(void)
+{
+	struct identity_hash *h = malloc(sizeof(*h));
+
+	if (h)
+		SHA256_Init(&h->ctx);
+	return h;
+}
+
+void identity_hash_update(struct identity_hash *h, const void *buf, size_t len)
+{
+	SHA256_Update(&h->ctx, buf, len);
+}
+
+void identity_hash_final(struct identity_hash *h,
+			 char out[IDENTITY_DIGEST_LEN + 1])
+{
+	hex_digest(&h->ctx, out);
+	free(h);
+}
+
 int identity_file_digest(const char *path, char out[IDENTITY_DIGEST_LEN + 1])
 {
 	unsigned char buf[65536];

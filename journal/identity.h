@@ -46,6 +46,15 @@ int identity_digest(const struct identity_field *fields, size_t n,
 int identity_file_digest(const char *path, char out[IDENTITY_DIGEST_LEN + 1])
 	FC_MUST_CHECK;
 
+/* "sha256:" + hex of bytes given in pieces, as identity_file_digest()
+ * would give of a file holding them: new (NULL when out of memory),
+ * update any number of times, final (frees h). */
+struct identity_hash;
+struct identity_hash *identity_hash_new(void);
+void identity_hash_update(struct identity_hash *h, const void *buf, size_t len);
+void identity_hash_final(struct identity_hash *h,
+			 char out[IDENTITY_DIGEST_LEN + 1]);
+
 /* "sha256:" + hex of a buffer. */
 void identity_buffer_digest(const void *buf, size_t len,
 			    char out[IDENTITY_DIGEST_LEN + 1]);

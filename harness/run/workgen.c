@@ -119,20 +119,48 @@ static void make_payload(char *buf, size_t size, unsigned shape, int version,
 	}
 }
 
+/* What a partition's stream writes to: the file, and the digest of every
+ * byte on its way there, so the file is never read back. */
+struct hashed_file {
+	FILE *file;
+	struct identity_hash *hash;
+};
+
+static ssize_t hashed_write(void *cookie, const char *buf, size_t len)
+{
+	struct hashed_file *hf = cookie;
+	size_t n = fwrite(buf, 1, len, hf->file);
+
+	identity_hash_update(hf->hash, buf, n);
+	return n ? (ssize_t)n : -1;
+}
+
 /* Write op's partition at source version `version` to path (created or
- * truncated), row by row: a partition is never whole in memory.  On
- * failure errno says why; the caller removes the file. */
+ * truncated), row by row: a partition is never whole in memory; its
+ * file digest (identity_file_digest()'s) into source.  On failure errno
+ * says why; the caller removes the file. */
 static int write_csv(const struct workload_spec *spec,
-		     const struct workgen_op *op, int version, const char *path)
+		     const struct workgen_op *op, int version, const char *path,
+		     char source[IDENTITY_DIGEST_LEN + 1])
 {
 	uint64_t st = stream_seed(spec->seed, op->index, version);
 	unsigned first_shape = (unsigned)(splitmix64(&st) % 5);
 	char payload[96], key[WORKGEN_KEY_MAX];
-	FILE *f = fopen(path, "we");
+	struct hashed_file hf = { fopen(path, "we"), identity_hash_new() };
+	FILE *f = hf.file && hf.hash ?
+		fopencookie(&hf, "w", (cookie_io_functions_t){
+			.write = hashed_write }) : NULL;
 	int rc = 0, saved;
 
-	if (!f)
+	if (!f) {
+		saved = hf.hash ? errno : ENOMEM;
+		if (hf.file)
+			fclose(hf.file);
+		if (hf.hash)
+			identity_hash_final(hf.hash, source);
+		errno = saved;
 		return FC_IO;
+	}
 	fputs("row_key,payload\n", f);
 	for (size_t j = 0; j < op->nrows; j++) {
 		make_payload(payload, sizeof(payload), first_shape + (unsigned)j,
@@ -146,10 +174,13 @@ static int write_csv(const struct workload_spec *spec,
 	if (ferror(f))
 		rc = FC_IO;
 	saved = errno;
-	if (fclose(f) != 0)
+	if (fclose(f) != 0 || ferror(hf.file)) /* flushes through hashed_write */
+		rc = FC_IO;
+	if (fclose(hf.file) != 0)
 		rc = FC_IO;
 	else if (rc)
 		errno = saved;
+	identity_hash_final(hf.hash, source);
 	return rc;
 }
 
@@ -226,21 +257,15 @@ static int publish(const char *path, const char *buf, size_t len)
 	return rc;
 }
 
-/* Compute the intent_digest of op's source, the file at csv_path (the
- * digest a route takes of the file), into out. */
+/* Compute the intent_digest of op's source, whose file digest (the one a
+ * route takes of the file) is source, into out. */
 static int intent_of(const struct workload_spec *spec, const struct workgen_op *op,
-		     const char *csv_path, char out[IDENTITY_DIGEST_LEN + 1],
+		     const char *source, char out[IDENTITY_DIGEST_LEN + 1],
 		     char *err, size_t errlen)
 {
-	char source[IDENTITY_DIGEST_LEN + 1];
 	json_t *doc;
 	int rc;
 
-	if (identity_file_digest(csv_path, source)) {
-		snprintf(err, errlen, "cannot read partition '%s': %s", csv_path,
-			 strerror(errno));
-		return FC_IO;
-	}
 	doc = workload_json(spec, op->index);
 	if (!doc) {
 		snprintf(err, errlen, "out of memory building a workload");
@@ -263,7 +288,7 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 {
 	struct workgen_op *op = &w->ops[i];
 	struct op_store *st = &w->store[i];
-	char *text = NULL;
+	char *text = NULL, source[IDENTITY_DIGEST_LEN + 1];
 	size_t len;
 	json_t *doc = NULL;
 	int rc;
@@ -284,7 +309,7 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 		rc = FC_NOMEM;
 		goto out;
 	}
-	if (write_csv(&w->spec, op, 0, st->source_path) < 0) {
+	if (write_csv(&w->spec, op, 0, st->source_path, source) < 0) {
 		snprintf(err, errlen, "cannot write partition '%s': %s",
 			 st->source_path, strerror(errno));
 		unlink(st->source_path);
@@ -303,8 +328,8 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 		rc = digest_object(json_object_get(doc, "identity"), NULL, NULL,
 				   op->operation_id, err, errlen);
 	if (rc == 0)
-		rc = intent_of(&w->spec, op, st->source_path, op->intent_digest,
-			       err, errlen);
+		rc = intent_of(&w->spec, op, source, op->intent_digest, err,
+			       errlen);
 out:
 	json_decref(doc);
 	free(text);
@@ -395,7 +420,8 @@ int workgen_change_source(struct workgen *w, int index,
 			  size_t errlen)
 {
 	struct workgen_op *op;
-	char digest[IDENTITY_DIGEST_LEN + 1], tmp[4096];
+	char digest[IDENTITY_DIGEST_LEN + 1], source[IDENTITY_DIGEST_LEN + 1];
+	char tmp[4096];
 	int version, rc;
 
 	if (!w || index < 1 || (size_t)index > w->nops) {
@@ -411,12 +437,12 @@ int workgen_change_source(struct workgen *w, int index,
 	}
 	/* Written and digested under a temporary name, then renamed over the
 	 * old file: a route of this schedule may be reading it (invariant 3). */
-	rc = write_csv(&w->spec, op, version, tmp);
+	rc = write_csv(&w->spec, op, version, tmp, source);
 	if (rc < 0)
 		snprintf(err, errlen, "cannot write partition '%s': %s", tmp,
 			 strerror(errno));
 	if (rc == 0)
-		rc = intent_of(&w->spec, op, tmp, digest, err, errlen);
+		rc = intent_of(&w->spec, op, source, digest, err, errlen);
 	if (rc == 0 && rename(tmp, op->source_path) != 0) {
 		snprintf(err, errlen, "cannot replace partition '%s': %s",
 			 op->source_path, strerror(errno));
