@@ -12,6 +12,10 @@
  * time, random) are refused.  The same construction gives operation_id over
  * the identity fields and intent_digest over the intent fields.
  *
+ * A source's digest is the same "sha256:" form over a file's bytes
+ * (identity_file_digest(), or identity_hash_*() while the bytes are being
+ * written, as the workload generator does).
+ *
  * Included by the route runtime (routes/), the harness (workload
  * generation, the suite model, the report), the `id` command, and
  * journal/ itself.  Invariant: no field may be the try number, host, pid,

@@ -346,22 +346,22 @@ static void operations_table(FILE *out, const json_t *s)
 		"observed" : "not observable");
 }
 
-static const char *status_name(enum rview_status st)
+static const char *status_name(enum report_class st)
 {
-	return st == RVIEW_FAILED ? "failed" :
-	       st == RVIEW_UNVERIFIED ? "unverified" : "passed";
+	return st == REPORT_FAILED ? "failed" :
+	       st == REPORT_UNVERIFIED ? "unverified" : "passed";
 }
 
 static int schedule_block(FILE *out, const json_t *s, int *svg_id,
 			  bool timeline)
 {
-	enum rview_status st = rview_schedule_status(s);
+	enum report_class st = report_schedule_class(s);
 	json_t *v;
 	size_t i, nv = json_array_size(rview_arr(s, "violations"));
 	int rc = 0;
 
 	fprintf(out, "<details class=\"sched %s\"%s><summary>", status_name(st),
-		st == RVIEW_PASSED ? "" : " open");
+		st == REPORT_PASSED ? "" : " open");
 	badge(out, "s-", status_name(st));
 	fputs(" <b>", out);
 	esc(out, rview_str(s, "scenario"));
@@ -505,7 +505,7 @@ static int route_section(FILE *out, const json_t *r, size_t ri, int *svg_id)
 	fprintf(out, "<h3>Schedules (%zu)</h3>\n", n);
 	for (i = 0; i < n && !rc; i++) {
 		json_t *s = json_array_get(scheds, idx[i]);
-		if (rview_schedule_status(s) != RVIEW_PASSED) {
+		if (report_schedule_class(s) != REPORT_PASSED) {
 			rc = schedule_block(out, s, svg_id,
 					    shown_fail++ < HTML_FAILING_TIMELINES);
 			continue;

@@ -5,7 +5,7 @@
  *  1. Every string from the report goes through rview_xml(): route names,
  *     schedule strings, details and commands may hold any character.
  *  2. Counts in <testsuite>/<testsuites> are computed from the same
- *     classification (rview_schedule_status()) that chooses each
+ *     classification (report_schedule_class()) that chooses each
  *     testcase's child, so they always agree with the body.
  *  3. Testcases keep report order: a CI page that diffs runs lines them
  *     up by name; failing-first ordering is the HTML's job.
@@ -30,10 +30,10 @@ static struct counts route_counts(const json_t *route)
 	size_t i;
 
 	json_array_foreach(rview_arr(route, "schedules"), i, s) {
-		enum rview_status st = rview_schedule_status(s);
+		enum report_class st = report_schedule_class(s);
 		c.tests++;
-		c.failures += st == RVIEW_FAILED;
-		c.errors += st == RVIEW_UNVERIFIED;
+		c.failures += st == REPORT_FAILED;
+		c.errors += st == REPORT_UNVERIFIED;
 		c.ms += rview_int(s, "duration_ms", 0);
 	}
 	return c;
@@ -115,7 +115,7 @@ static void failure(FILE *out, const json_t *sched)
 
 static void testcase(FILE *out, const json_t *route, const json_t *sched)
 {
-	enum rview_status st = rview_schedule_status(sched);
+	enum report_class st = report_schedule_class(sched);
 
 	fputs("    <testcase name=\"", out);
 	rview_xml(out, rview_str(sched, "scenario"), true);
@@ -125,9 +125,9 @@ static void testcase(FILE *out, const json_t *route, const json_t *sched)
 	attr(out, "classname", rview_str(route, "name"));
 	fprintf(out, " time=\"%.3f\">\n",
 		rview_int(sched, "duration_ms", 0) / 1000.0);
-	if (st == RVIEW_FAILED) {
+	if (st == REPORT_FAILED) {
 		failure(out, sched);
-	} else if (st == RVIEW_UNVERIFIED) {
+	} else if (st == REPORT_UNVERIFIED) {
 		fputs("      <error type=\"unverified\" message=\"", out);
 		rview_xml_cut(out, rview_str(sched, "outcome_detail"), MESSAGE_MAX,
 			      true);

@@ -177,26 +177,17 @@ int rview_verdict_rank(const char *verdict)
 	       v == VERDICT_CERTIFIED_FAIL_CLOSED ? 1 : 0;
 }
 
-enum rview_status rview_schedule_status(const json_t *schedule)
-{
-	switch (report_schedule_class(schedule)) {
-	case REPORT_FAILED: return RVIEW_FAILED;
-	case REPORT_UNVERIFIED: return RVIEW_UNVERIFIED;
-	default: return RVIEW_PASSED;
-	}
-}
-
 void rview_schedule_order(const json_t *route, size_t *idx)
 {
-	static const enum rview_status order[] = {
-		RVIEW_FAILED, RVIEW_UNVERIFIED, RVIEW_PASSED,
+	static const enum report_class order[] = {
+		REPORT_FAILED, REPORT_UNVERIFIED, REPORT_PASSED,
 	};
 	json_t *scheds = rview_arr(route, "schedules"), *s;
 	size_t k = 0, i;
 
 	for (size_t g = 0; g < sizeof(order) / sizeof(*order); g++)
 		json_array_foreach(scheds, i, s)
-			if (rview_schedule_status(s) == order[g])
+			if (report_schedule_class(s) == order[g])
 				idx[k++] = i;
 }
 

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "common/error.h"
+#include "harness/check/report_summary.h"
 
 #define RVIEW_SCHEMA "fencecert.report.v1"
 
@@ -54,13 +55,9 @@ int rview_check(const json_t *report, char *err, size_t errlen)
  * 1, anything else (rejected, unverified, unknown) 0. */
 int rview_verdict_rank(const char *verdict);
 
-/* How a schedule counts in renderers: */
-enum rview_status {
-	RVIEW_PASSED,      /* no violation, outcome not unverified */
-	RVIEW_FAILED,      /* at least one violation */
-	RVIEW_UNVERIFIED,  /* outcome unverified (and no violation) */
-};
-enum rview_status rview_schedule_status(const json_t *schedule);
+/* How a schedule counts in renderers: report_schedule_class()
+ * (harness/check/report_summary.h), the classes certify and merge cap
+ * a report's detail by. */
 
 /*
  * The schedules of a route with failed first, then unverified, then
