@@ -4,13 +4,16 @@
  * Invariants:
  *  1. The final name only ever points at a complete, fsynced file: the
  *     bytes go to a temporary name in the same directory first, and the
- *     rename is made durable by an fsync of the directory.
+ *     rename is made durable by an fsync of the directory (and a directory
+ *     created here by an fsync of its parent).
  *  2. A failing write leaves the previous file (if any) in place and no
  *     temporary file behind.
  *  3. Nothing secret is written: ids, counts and epochs only.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +23,38 @@
 #include "common/fsutil.h"
 #include "routes/evidence.h"
 
+/* mkdir dir if it is missing; one this call creates has its entry made
+ * durable in the parent, or a power loss could take the directory and the
+ * evidence in it away after the journal moved on. */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	char parent[PATH_MAX]; /* mkdir() refuses longer paths */
+
+	if (mkdir(dir, 0755) < 0) {
+		if (errno == EEXIST)
+			return 0;
+		snprintf(err, errlen, "cannot create directory '%s': %s", dir,
+			 strerror(errno));
+		return FC_IO;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	if (fs_fsync_dir(dirname(parent)) < 0) {
+		snprintf(err, errlen, "cannot sync the directory holding '%s': %s",
+			 dir, strerror(errno));
+		return FC_IO;
+	}
+	return 0;
+}
+
 int evidence__write_json(const char *dir, const char *name, json_t *obj,
 			 char *err, size_t errlen)
 {
 	char tmp[4096], final[4096];
 	char *text;
-	int fd, saved;
+	int fd, saved, rc;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create directory '%s': %s", dir,
-			 strerror(errno));
-		return FC_IO;
-	}
+	if ((rc = make_dir(dir, err, errlen)))
+		return rc;
 	if ((size_t)snprintf(final, sizeof(final), "%s/%s", dir, name) >= sizeof(final) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, name,
 			     (long)getpid()) >= sizeof(tmp)) {

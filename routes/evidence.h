@@ -10,9 +10,11 @@
  * `epoch` is the lease epoch whose apply landed in the target (the fence
  * record's epoch), `mutated` says whether this attempt applied it.  Both
  * files are replaced atomically (temporary file, fsync, rename, fsync of the
- * directory), so a reader sees the old file, the new one, or none -- never a
- * torn one.  The evidence may still be lost afterwards (lose_xcom,
- * lose_pod); the journal, not these files, is the record.
+ * directory; a directory created for them is synced in its parent), so a
+ * reader sees the old file, the new one, or none -- never a torn one, and
+ * a file written before the journal moves on survives a power loss.  The
+ * evidence may still be lost afterwards (lose_xcom, lose_pod); the
+ * journal, not these files, is the record.
  *
  * Who includes it: the route runtime and the controls (routes/).  The
  * harness reads return.json as a file (harness/run/collect.c), never
