@@ -294,7 +294,8 @@ static int standalone_evidence(struct standalone *s, bool mutated)
 	if (failpoint_hit(FP_BEFORE_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence failed (failpoint "
 			      "%s)", FP_BEFORE_EVIDENCE);
-	if (evidence_write_return(s->c->xcom_dir, &r, err, sizeof(err)))
+	if (evidence_write_return(s->c->xcom_dir, &r, EVIDENCE_FSYNC, err,
+				  sizeof(err)))
 		return finish(s, ROUTE_EXIT_RETRY, "%s", err);
 	if (failpoint_hit(FP_AFTER_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence reply lost "
@@ -394,7 +395,8 @@ static int guard_write(struct standalone *s, const char *dir, const char *name,
 	json_t *doc = json_pack("{s:s, s:s}", "operation_id",
 				s->batch.operation_id, "state", state);
 	char err[512];
-	int rc = doc ? evidence__write_json(dir, name, doc, err, sizeof(err))
+	int rc = doc ? evidence__write_json(dir, name, doc, EVIDENCE_FSYNC, err,
+					    sizeof(err))
 		     : FC_NOMEM;
 
 	json_decref(doc);

@@ -33,6 +33,15 @@
 #define EVIDENCE_RETURN_FILE "return.json"
 #define EVIDENCE_CHECKPOINT_FILE "checkpoint.json"
 
+/* How a write is made durable: fsync of the file before its rename and of
+ * the directory after it (the certified way), or not at all -- the page
+ * cache keeps it through a process kill, not through a power loss (the
+ * no-fsync control only, docs/controls.md). */
+enum evidence_sync {
+	EVIDENCE_FSYNC,
+	EVIDENCE_NO_FSYNC,
+};
+
 struct route_result {
 	const char *operation_id;
 	const char *intent_digest;
@@ -45,12 +54,14 @@ struct route_result {
 /* Write return.json into xcom_dir (created if missing, one level).  NULL
  * dir: nothing to do.  FC_IO with a message in err. */
 int evidence_write_return(const char *xcom_dir, const struct route_result *r,
-			  char *err, size_t errlen) FC_MUST_CHECK;
+			  enum evidence_sync sync, char *err, size_t errlen)
+	FC_MUST_CHECK;
 
 /* Write checkpoint.json into run_dir recording `state`.  NULL dir: nothing
  * to do. */
 int evidence_write_checkpoint(const char *run_dir, const char *state,
-			      const struct route_result *r, char *err,
+			      const struct route_result *r,
+			      enum evidence_sync sync, char *err,
 			      size_t errlen) FC_MUST_CHECK;
 
 /* Remove return.json (best effort): evidence that could not be completed
@@ -59,6 +70,7 @@ void evidence_remove_return(const char *xcom_dir);
 
 /* Replace dir/name by the compact JSON of obj, atomically (see above). */
 int evidence__write_json(const char *dir, const char *name, json_t *obj,
-			 char *err, size_t errlen) FC_MUST_CHECK;
+			 enum evidence_sync sync, char *err, size_t errlen)
+	FC_MUST_CHECK;
 
 #endif
