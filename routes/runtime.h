@@ -82,8 +82,9 @@ struct runtime_target {
 	int (*probe)(void *t, const char *op, struct fence_probe *out);
 };
 
-/* The certified way: the fence port (controls reuse it with another
- * variant label and target URL). */
+/* The certified way: the fence port; the handle open() returns is the
+ * fence_open() handle (controls reuse it with another variant label,
+ * target URL or fence setting). */
 extern const struct runtime_target runtime_fence_port;
 
 /* runtime_run() with another way to the target (controls only). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # route_fsync.sh -- what the certified C route makes durable before the
 # journal moves on, in the order strace sees it (fsync, fdatasync, rename,
-# link, mkdir):
+# link, mkdir), and what the no-fsync control leaves out:
 #
 # 1. file: target -- each file is fsynced under its temporary name before
 #    its rename or link into place (the epoch file, the data file), and
@@ -11,7 +11,10 @@
 #    SQLite) before any evidence is written;
 # 3. evidence, both targets -- checkpoint.json and return.json fsynced
 #    before their rename, their directories after it, and an XCom
-#    directory the route had to create synced in its parent.
+#    directory the route had to create synced in its parent;
+# 4. `--variant no-fsync`, file: target -- not one fsync or fdatasync of
+#    anything but the journal's own files (kept in a directory of their
+#    own), and the same target files, rows and evidence as 1.
 #
 # Each run's rows are read back (`fencecert target rows`).  Skipped
 # without strace, or where strace cannot trace.
@@ -40,16 +43,17 @@ EOF
 printf 'row_key,payload\nk1,a\nk2,"b,c"\nk3,\n' >"$tmp/partition-p0.csv"
 printf 'k1 1\nk2 1\nk3 1\n' >"$tmp/rows.want"
 
-# run NAME TARGET [ROUTE ARGS...]: one attempt in $tmp/NAME (D) under
-# strace; its syncs, renames, links and mkdirs that succeeded, one
-# "call path [path]" line each with D for $tmp/NAME, in $tmp/NAME/calls
+# run NAME TARGET [ROUTE ARGS...]: one attempt in $tmp/NAME (D; the
+# journal in D/j) under strace; its syncs, renames, links and mkdirs that
+# succeeded, one "call path [path]" line each with D for $tmp/NAME, in
+# $tmp/NAME/calls
 run() {
 	name=$1 target=$2
 	shift 2
 	d=$tmp/$name
-	mkdir -p "$d/run" "$d/pod"
+	mkdir -p "$d/run" "$d/pod" "$d/j"
 	expect 0 strace -f -y -qq -e trace=fsync,fdatasync,rename,link,mkdir \
-		-o "$d/strace" "$FENCECERT" route --journal "sqlite:$d/journal.db" \
+		-o "$d/strace" "$FENCECERT" route --journal "sqlite:$d/j/journal.db" \
 		--target "$(echo "$target" | sed "s#DIR#$d#")" \
 		--workload "$tmp/workload.json" --run-dir "$d/run" \
 		--xcom-dir "$d/pod/xcom" "$@"
@@ -115,5 +119,22 @@ in_order c-sqlite "target WAL: synced, its dir synced (SQLite), then the evidenc
 	'fdatasync D/target\.db-wal' 'fdatasync D' 'fdatasync D/target\.db-wal' \
 	'rename .* D/run/checkpoint\.json'
 evidence_synced c-sqlite
+
+run nf-file 'file:DIR/target' --variant no-fsync
+rows_are_one_each "file:$tmp/nf-file/target"
+in_order nf-file "the journal still synced" 'fdatasync D/j/journal\.db-wal'
+unsynced=$(grep -E '^f[a-z]*sync ' "$tmp/nf-file/calls" |
+	grep -Ev '^f[a-z]*sync D/j(/journal\.db(-wal|-journal)?)?$' || true)
+[ -z "$unsynced" ] || fail "no-fsync synced more than its journal: $unsynced"
+ok "nf-file: no sync of the target, its directories or the evidence"
+(cd "$tmp/c-file/target" && find . | sort) >"$tmp/c-file/tree"
+(cd "$tmp/nf-file/target" && find . | sort) >"$tmp/nf-file/tree"
+cmp -s "$tmp/c-file/tree" "$tmp/nf-file/tree" ||
+	fail "no-fsync target files differ: $(diff "$tmp/c-file/tree" "$tmp/nf-file/tree")"
+csv=$(cd "$tmp/c-file" && echo target/events/*.csv)
+for f in "$csv" pod/xcom/return.json run/checkpoint.json; do
+	cmp -s "$tmp/c-file/$f" "$tmp/nf-file/$f" || fail "no-fsync: $f differs"
+done
+ok "nf-file: the same target files, data file, return.json and checkpoint.json"
 
 echo "route_fsync: $checks checks ok"
