@@ -33,7 +33,9 @@ static const char route_help[] =
 	"  --xcom-dir DIR    FENCECERT_XCOM_DIR     evidence (return.json)\n"
 	"  --variant NAME    run a control route that certification must reject:\n"
 	"                    naive, xcom-guard, checkpoint-guard, journal-no-fence,\n"
-	"                    split-fence, pg-fence-row-only (docs/controls.md)\n"
+	"                    split-fence, pg-fence-row-only; no-fsync (file:\n"
+	"                    targets; only a power-loss model rejects it)\n"
+	"                    (docs/controls.md)\n"
 	"  --help            show this help\n"
 	"\n"
 	"Also read: FENCECERT_FAILPOINT_FD (failpoint channel, docs/failpoints.md),\n"
@@ -122,7 +124,7 @@ int cmd_route(int argc, char **argv)
 	if (variant && !controls_known(variant))
 		return cli_usage("route", "unknown variant '%s' (naive, xcom-guard, "
 				 "checkpoint-guard, journal-no-fence, split-fence, "
-				 "pg-fence-row-only)",
+				 "pg-fence-row-only, no-fsync)",
 				 variant);
 	if (!c.target_url || !c.workload_path ||
 	    (!c.journal_url && !(variant && !controls_need_journal(variant))))

@@ -246,6 +246,16 @@ unsigned fence_features(const fence *f)
 	return f->ops->features;
 }
 
+int fence_skip_sync(fence *f)
+{
+	f->errmsg[0] = '\0';
+	if (!(f->ops->features & FENCE_CAN_SKIP_SYNC))
+		return fence__fail(f, FC_USAGE, "fence '%s' cannot leave out "
+				   "its syncs", f->ops->name);
+	f->no_sync = 1;
+	return 0;
+}
+
 /* Invariant 4: the request is valid and the fence can serve it. */
 static int check_in_doubt(fence *f, const char *op, int *n)
 {

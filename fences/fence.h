@@ -143,9 +143,27 @@ enum fence_feature {
 	 * fence_in_doubt() and fence_resolve_in_doubt() act on them.
 	 */
 	FENCE_HAS_IN_DOUBT = 1u << 0,
+	/*
+	 * The fence makes its writes durable itself (fsync of its files and
+	 * directories: the fs fence) and can leave that out on request
+	 * (fence_skip_sync()).
+	 */
+	FENCE_CAN_SKIP_SYNC = 1u << 1,
 };
 
 unsigned fence_features(const fence *f);
+
+/*
+ * From now on, f syncs nothing it writes: no fsync of a data file, fence
+ * or epoch record, nor of a directory after an entry is created, renamed
+ * or linked in it.  Every answer stays the same to any process as long as
+ * the machine runs (a killed process's writes live on in the page cache);
+ * after a power loss what f wrote may be gone although it said
+ * "applied".  Wrong on purpose: only the no-fsync control route
+ * (routes/controls.c) calls it.  FC_USAGE, and nothing changes, without
+ * FENCE_CAN_SKIP_SYNC.
+ */
+int fence_skip_sync(fence *f) FC_MUST_CHECK;
 
 /*
  * How many in-doubt transactions of op the target holds (*n).

@@ -55,6 +55,10 @@
  *     check looks in every table directory.
  *  6. Only append: REPLACE would need to rewrite other operations' files,
  *     which is no single atomic step here, so it is refused (FC_USAGE).
+ *  7. Every fsync here goes through sync_file() or sync_dir(), so
+ *     fence_skip_sync() (the no-fsync control only) leaves out all of them
+ *     and nothing else: the same files, names and answers, durable only
+ *     as far as the page cache is.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -140,6 +144,17 @@ static int path_of(fence *f, char out[PATH_MAX], const char *fmt, ...)
 	return 0;
 }
 
+/* fsync() a file, and fs_fsync_dir(): left out after fence_skip_sync(). */
+static int sync_file(fence *f, int fd)
+{
+	return f->no_sync ? 0 : fsync(fd);
+}
+
+static int sync_dir(fence *f, const char *path)
+{
+	return f->no_sync ? 0 : fs_fsync_dir(path);
+}
+
 /* mkdir path if needed and make its entry durable in its parent. */
 static int ensure_dir(fence *f, const char *path)
 {
@@ -149,7 +164,7 @@ static int ensure_dir(fence *f, const char *path)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot create "
 				   "directory '%s': %s", path, strerror(errno));
 	snprintf(parent, sizeof(parent), "%s", path);
-	if (fs_fsync_dir(dirname(parent)) != 0)
+	if (sync_dir(f, dirname(parent)) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync the "
 				   "directory holding '%s': %s", path,
 				   strerror(errno));
@@ -262,7 +277,7 @@ static int write_epoch(fence *f, const char *op, const char *id,
 	 * when a write failed (found by syscall faults, scenarios/syscalls.yaml) */
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	rc = !text || write_line(fd, text) != 0 || fchmod(fd, 0644) != 0 ||
-	     fsync(fd) != 0;
+	     sync_file(f, fd) != 0;
 	free(text);
 	json_decref(doc);
 	if (close(fd) != 0 || rc || rename(tmp, path) != 0) {
@@ -271,7 +286,7 @@ static int write_epoch(fence *f, const char *op, const char *id,
 		unlink(tmp);
 		return rc;
 	}
-	if (fs_fsync_dir(dir) != 0)
+	if (sync_dir(f, dir) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync '%s': "
 				   "%s", dir, strerror(errno));
 	return 0;
@@ -369,7 +384,7 @@ static int write_temp(fence *f, const char *table_dir, long long epoch,
 	}
 	rc = fchmod(fd, 0644) != 0 || datafile_write(fp, &h, b->rows,
 						     b->nrows) != 0 ||
-	     fflush(fp) != 0 || fsync(fd) != 0;
+	     fflush(fp) != 0 || sync_file(f, fd) != 0;
 	if (fclose(fp) != 0 || rc) {
 		rc = fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot write '%s': "
 				 "%s", tmp, strerror(errno));
@@ -504,7 +519,7 @@ static int fs_apply(fence *f, long long epoch, const struct fence_batch *b,
 	/* Linked: the new entry and the unlink of the temp name become
 	 * durable together, before the lock lets a newer prepare through. */
 	if (!rc && *outcome == FENCE_OUTCOME_UNKNOWN) {
-		if (fs_fsync_dir(table_dir) != 0)
+		if (sync_dir(f, table_dir) != 0)
 			rc = fence__fail(f, FC_ERR_COMMIT_UNKNOWN, "linked '%s' "
 					 "but cannot sync its directory: %s",
 					 final, strerror(errno));
@@ -573,7 +588,7 @@ static int fs_probe(fence *f, const char *op, struct fence_probe *out)
 	/* An apply whose directory sync failed left a visible file that a
 	 * crash could still take away; syncing here makes APPLIED final. */
 	snprintf(dir, sizeof(dir), "%s", path);
-	if (fs_fsync_dir(dirname(dir)) != 0)
+	if (sync_dir(f, dirname(dir)) != 0)
 		return fence__fail(f, FC_FENCE_UNAVAILABLE, "cannot sync the "
 				   "directory of '%s': %s", path,
 				   strerror(errno));
@@ -594,4 +609,5 @@ const struct fence_ops fence_fs_ops = {
 	.prepare = fs_prepare,
 	.apply = fs_apply,
 	.probe = fs_probe,
+	.features = FENCE_CAN_SKIP_SYNC,
 };

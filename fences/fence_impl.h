@@ -8,7 +8,8 @@
  * A backend may rely on fence.c having validated every request (fence.c,
  * invariant 1) and having cleared f->errmsg; it records its failures with
  * fence__fail().  The optional ops (in_doubt, resolve_in_doubt) are set
- * exactly when `features` has FENCE_HAS_IN_DOUBT.
+ * exactly when `features` has FENCE_HAS_IN_DOUBT; a backend claiming
+ * FENCE_CAN_SKIP_SYNC leaves out every fsync while f->no_sync is set.
  */
 #ifndef FENCECERT_FENCE_IMPL_H
 #define FENCECERT_FENCE_IMPL_H
@@ -39,6 +40,7 @@ struct fence {
 	const struct fence_ops *ops;
 	void *impl;
 	int hands_off;      /* fence_hands_off(): the probe settles nothing */
+	int no_sync;        /* fence_skip_sync(): nothing is fsynced */
 	char errmsg[512];
 };
 

@@ -32,6 +32,14 @@
  *                     ABSENT, so the attempt records FAILED_PRE_COMMIT
  *                     (or re-applies) although the transaction commits
  *                     later.  hold_commit in front of the server shows it.
+ *   no-fsync          the certified route on a file:DIR target with every
+ *                     fsync of the fence's files and directories and of
+ *                     the evidence left out (fence_skip_sync(),
+ *                     EVIDENCE_NO_FSYNC).  A killed process loses nothing
+ *                     (the page cache outlives it), so kills alone certify
+ *                     it; only a power loss -- the files as of their last
+ *                     fsync -- can take an applied data file away after
+ *                     the journal recorded TARGET_COMMITTED or COMPLETE.
  *
  * Each keeps the certified route's exit codes, failpoint names and
  * return.json, so only the hole differs.
@@ -294,7 +302,8 @@ static int standalone_evidence(struct standalone *s, bool mutated)
 	if (failpoint_hit(FP_BEFORE_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence failed (failpoint "
 			      "%s)", FP_BEFORE_EVIDENCE);
-	if (evidence_write_return(s->c->xcom_dir, &r, err, sizeof(err)))
+	if (evidence_write_return(s->c->xcom_dir, &r, EVIDENCE_FSYNC, err,
+				  sizeof(err)))
 		return finish(s, ROUTE_EXIT_RETRY, "%s", err);
 	if (failpoint_hit(FP_AFTER_EVIDENCE))
 		return finish(s, ROUTE_EXIT_RETRY, "evidence reply lost "
@@ -394,7 +403,8 @@ static int guard_write(struct standalone *s, const char *dir, const char *name,
 	json_t *doc = json_pack("{s:s, s:s}", "operation_id",
 				s->batch.operation_id, "state", state);
 	char err[512];
-	int rc = doc ? evidence__write_json(dir, name, doc, err, sizeof(err))
+	int rc = doc ? evidence__write_json(dir, name, doc, EVIDENCE_FSYNC, err,
+					    sizeof(err))
 		     : FC_NOMEM;
 
 	json_decref(doc);
@@ -672,6 +682,40 @@ static int run_pg_fence_row_only(const struct route_config *c)
 	return status;
 }
 
+/* ---- no-fsync ---------------------------------------------------------- */
+
+/* The fence port, told to leave out its syncs. */
+static int nofsync_open(const char *url, void **t, char *err, size_t errlen)
+{
+	int rc = runtime_fence_port.open(url, t, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = fence_skip_sync(*t);
+	if (rc) {
+		snprintf(err, errlen, "%s", fence_errmsg(*t));
+		runtime_fence_port.close(*t);
+		*t = NULL;
+	}
+	return rc;
+}
+
+static int run_no_fsync(const struct route_config *c)
+{
+	struct runtime_target t = runtime_fence_port;
+	struct route_config copy = *c;
+
+	if (!c->target_url || strncmp(c->target_url, "file:", 5) != 0) {
+		fprintf(stderr, "fencecert: USAGE: variant no-fsync needs a "
+			"file:DIR target\n");
+		return ROUTE_EXIT_USAGE;
+	}
+	t.variant = "no-fsync";
+	t.open = nofsync_open;
+	copy.evidence_no_fsync = true;
+	return runtime_run_with(&copy, &t);
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 static const struct variant {
@@ -685,6 +729,7 @@ static const struct variant {
 	{ "journal-no-fence", true, run_journal_no_fence },
 	{ "split-fence", true, run_split_fence },
 	{ "pg-fence-row-only", true, run_pg_fence_row_only },
+	{ "no-fsync", true, run_no_fsync },
 	{ NULL, false, NULL },
 };
 

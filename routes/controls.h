@@ -3,7 +3,7 @@
  *
  * Each is a small, plausible-looking route that certification must REJECT;
  * together they show that the harness catches each way of getting retries
- * wrong.  They speak the same failpoint channel with the same names where
+ * wrong (no-fsync: once it models power loss; kills alone certify it).  They speak the same failpoint channel with the same names where
  * the step is the same.  docs/controls.md gives, for each, the exact
  * failure it produces.
  *
@@ -16,6 +16,9 @@
  *                     two transactions
  *   pg-fence-row-only the certified route on PostgreSQL with a probe that
  *                     ignores the transaction status
+ *   no-fsync          the certified route on a file: target with no
+ *                     fsync of the target's files or the evidence: right
+ *                     under kills, wrong under power loss
  *
  * Who includes it: the route command (cli/cmd_route.c, `--variant`).
  * Invariant: where a control's step is the certified route's, it stops at

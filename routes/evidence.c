@@ -4,13 +4,17 @@
  * Invariants:
  *  1. The final name only ever points at a complete, fsynced file: the
  *     bytes go to a temporary name in the same directory first, and the
- *     rename is made durable by an fsync of the directory.
+ *     rename is made durable by an fsync of the directory (and a directory
+ *     created here by an fsync of its parent).
  *  2. A failing write leaves the previous file (if any) in place and no
  *     temporary file behind.
  *  3. Nothing secret is written: ids, counts and epochs only.
+ *  4. EVIDENCE_NO_FSYNC leaves out the three syncs of 1 and nothing else.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +24,39 @@
 #include "common/fsutil.h"
 #include "routes/evidence.h"
 
-int evidence__write_json(const char *dir, const char *name, json_t *obj,
-			 char *err, size_t errlen)
+/* mkdir dir if it is missing; one this call creates has its entry made
+ * durable in the parent, or a power loss could take the directory and the
+ * evidence in it away after the journal moved on. */
+static int make_dir(const char *dir, enum evidence_sync sync, char *err,
+		    size_t errlen)
 {
-	char tmp[4096], final[4096];
-	char *text;
-	int fd, saved;
+	char parent[PATH_MAX]; /* mkdir() refuses longer paths */
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(dir, 0755) < 0) {
+		if (errno == EEXIST)
+			return 0;
 		snprintf(err, errlen, "cannot create directory '%s': %s", dir,
 			 strerror(errno));
 		return FC_IO;
 	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	if (sync == EVIDENCE_FSYNC && fs_fsync_dir(dirname(parent)) < 0) {
+		snprintf(err, errlen, "cannot sync the directory holding '%s': %s",
+			 dir, strerror(errno));
+		return FC_IO;
+	}
+	return 0;
+}
+
+int evidence__write_json(const char *dir, const char *name, json_t *obj,
+			 enum evidence_sync sync, char *err, size_t errlen)
+{
+	char tmp[4096], final[4096];
+	char *text;
+	int fd, saved, rc;
+
+	if ((rc = make_dir(dir, sync, err, errlen)))
+		return rc;
 	if ((size_t)snprintf(final, sizeof(final), "%s/%s", dir, name) >= sizeof(final) ||
 	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, name,
 			     (long)getpid()) >= sizeof(tmp)) {
@@ -52,7 +77,7 @@ int evidence__write_json(const char *dir, const char *name, json_t *obj,
 	}
 	if (fs_write_all(fd, text, strlen(text)) < 0 ||
 	    fs_write_all(fd, "\n", 1) < 0 ||
-	    fsync(fd) < 0) {
+	    (sync == EVIDENCE_FSYNC && fsync(fd) < 0)) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);
@@ -69,7 +94,7 @@ int evidence__write_json(const char *dir, const char *name, json_t *obj,
 			 strerror(saved));
 		return FC_IO;
 	}
-	if (fs_fsync_dir(dir) < 0) {
+	if (sync == EVIDENCE_FSYNC && fs_fsync_dir(dir) < 0) {
 		/* The file is in place but its name may not survive a crash;
 		 * report it so the caller does not claim durable evidence. */
 		snprintf(err, errlen, "cannot sync directory '%s': %s", dir,
@@ -80,7 +105,7 @@ int evidence__write_json(const char *dir, const char *name, json_t *obj,
 }
 
 int evidence_write_return(const char *xcom_dir, const struct route_result *r,
-			  char *err, size_t errlen)
+			  enum evidence_sync sync, char *err, size_t errlen)
 {
 	json_t *obj;
 	int rc;
@@ -99,13 +124,15 @@ int evidence_write_return(const char *xcom_dir, const struct route_result *r,
 		snprintf(err, errlen, "cannot build return.json");
 		return FC_NOMEM;
 	}
-	rc = evidence__write_json(xcom_dir, EVIDENCE_RETURN_FILE, obj, err, errlen);
+	rc = evidence__write_json(xcom_dir, EVIDENCE_RETURN_FILE, obj, sync, err,
+				  errlen);
 	json_decref(obj);
 	return rc;
 }
 
 int evidence_write_checkpoint(const char *run_dir, const char *state,
-			      const struct route_result *r, char *err,
+			      const struct route_result *r,
+			      enum evidence_sync sync, char *err,
 			      size_t errlen)
 {
 	json_t *obj;
@@ -124,8 +151,8 @@ int evidence_write_checkpoint(const char *run_dir, const char *state,
 		snprintf(err, errlen, "cannot build checkpoint.json");
 		return FC_NOMEM;
 	}
-	rc = evidence__write_json(run_dir, EVIDENCE_CHECKPOINT_FILE, obj, err,
-				  errlen);
+	rc = evidence__write_json(run_dir, EVIDENCE_CHECKPOINT_FILE, obj, sync,
+				  err, errlen);
 	json_decref(obj);
 	return rc;
 }

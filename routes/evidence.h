@@ -10,9 +10,11 @@
  * `epoch` is the lease epoch whose apply landed in the target (the fence
  * record's epoch), `mutated` says whether this attempt applied it.  Both
  * files are replaced atomically (temporary file, fsync, rename, fsync of the
- * directory), so a reader sees the old file, the new one, or none -- never a
- * torn one.  The evidence may still be lost afterwards (lose_xcom,
- * lose_pod); the journal, not these files, is the record.
+ * directory; a directory created for them is synced in its parent), so a
+ * reader sees the old file, the new one, or none -- never a torn one, and
+ * a file written before the journal moves on survives a power loss.  The
+ * evidence may still be lost afterwards (lose_xcom, lose_pod); the
+ * journal, not these files, is the record.
  *
  * Who includes it: the route runtime and the controls (routes/).  The
  * harness reads return.json as a file (harness/run/collect.c), never
@@ -31,6 +33,15 @@
 #define EVIDENCE_RETURN_FILE "return.json"
 #define EVIDENCE_CHECKPOINT_FILE "checkpoint.json"
 
+/* How a write is made durable: fsync of the file before its rename and of
+ * the directory after it (the certified way), or not at all -- the page
+ * cache keeps it through a process kill, not through a power loss (the
+ * no-fsync control only, docs/controls.md). */
+enum evidence_sync {
+	EVIDENCE_FSYNC,
+	EVIDENCE_NO_FSYNC,
+};
+
 struct route_result {
 	const char *operation_id;
 	const char *intent_digest;
@@ -43,12 +54,14 @@ struct route_result {
 /* Write return.json into xcom_dir (created if missing, one level).  NULL
  * dir: nothing to do.  FC_IO with a message in err. */
 int evidence_write_return(const char *xcom_dir, const struct route_result *r,
-			  char *err, size_t errlen) FC_MUST_CHECK;
+			  enum evidence_sync sync, char *err, size_t errlen)
+	FC_MUST_CHECK;
 
 /* Write checkpoint.json into run_dir recording `state`.  NULL dir: nothing
  * to do. */
 int evidence_write_checkpoint(const char *run_dir, const char *state,
-			      const struct route_result *r, char *err,
+			      const struct route_result *r,
+			      enum evidence_sync sync, char *err,
 			      size_t errlen) FC_MUST_CHECK;
 
 /* Remove return.json (best effort): evidence that could not be completed
@@ -57,6 +70,7 @@ void evidence_remove_return(const char *xcom_dir);
 
 /* Replace dir/name by the compact JSON of obj, atomically (see above). */
 int evidence__write_json(const char *dir, const char *name, json_t *obj,
-			 char *err, size_t errlen) FC_MUST_CHECK;
+			 enum evidence_sync sync, char *err, size_t errlen)
+	FC_MUST_CHECK;
 
 #endif

@@ -23,6 +23,7 @@
 #ifndef FENCECERT_RUNTIME_H
 #define FENCECERT_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -50,9 +51,13 @@ struct route_config {
 	const char *xcom_dir;      /* FENCECERT_XCOM_DIR; NULL: no return.json */
 	const char *lease_owner;   /* FENCECERT_LEASE_OWNER */
 	long long lease_ttl_ms;    /* FENCECERT_LEASE_TTL_MS */
+	bool evidence_no_fsync;    /* return.json and checkpoint.json left to
+				    * the page cache: the no-fsync control
+				    * only (routes/controls.c) */
 };
 
-/* Fill the defaults: try 1, owner "route", ttl 30 s, everything else NULL. */
+/* Fill the defaults: try 1, owner "route", ttl 30 s, evidence fsynced,
+ * everything else NULL. */
 void route_config_init(struct route_config *c);
 
 /* Run one attempt of the certified route (fence port).  Returns an exit
@@ -77,8 +82,9 @@ struct runtime_target {
 	int (*probe)(void *t, const char *op, struct fence_probe *out);
 };
 
-/* The certified way: the fence port (controls reuse it with another
- * variant label and target URL). */
+/* The certified way: the fence port; the handle open() returns is the
+ * fence_open() handle (controls reuse it with another variant label,
+ * target URL or fence setting). */
 extern const struct runtime_target runtime_fence_port;
 
 /* runtime_run() with another way to the target (controls only). */

@@ -350,15 +350,19 @@ static int write_evidence(struct attempt *a, const char *state, char *err,
 		.epoch = a->result_epoch,
 		.mutated = a->mutated,
 	};
+	enum evidence_sync sync = a->cfg->evidence_no_fsync ?
+				  EVIDENCE_NO_FSYNC : EVIDENCE_FSYNC;
 	int rc;
 
 	if (failpoint_hit(FP_BEFORE_EVIDENCE)) {
 		snprintf(err, errlen, "evidence write failed (failpoint before_evidence)");
 		return FC_IO;
 	}
-	rc = evidence_write_checkpoint(a->cfg->run_dir, state, &r, err, errlen);
+	rc = evidence_write_checkpoint(a->cfg->run_dir, state, &r, sync, err,
+				       errlen);
 	if (!rc)
-		rc = evidence_write_return(a->cfg->xcom_dir, &r, err, errlen);
+		rc = evidence_write_return(a->cfg->xcom_dir, &r, sync, err,
+					   errlen);
 	if (rc)
 		return rc;
 	if (failpoint_hit(FP_AFTER_EVIDENCE)) {

@@ -2,7 +2,8 @@
  * test_fence_fs.c -- the file: fence: the conformance suite, then what only
  * a directory target can show: temp files never count as data, an
  * existing data file decides the outcome, a lock held by a stopped process
- * makes us give up in bounded time, and the CSV survives hostile payloads.
+ * makes us give up in bounded time, the CSV survives hostile payloads, and
+ * fence_skip_sync() changes no answer.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -401,6 +402,45 @@ static void test_plain_ids_are_escaped(void **state)
 	}
 }
 
+/* fence_skip_sync() takes the syncs away and nothing else: the same
+ * answers (that no fsync is issued is shown under strace by
+ * tests/integration/route_fsync.sh).  A fence that cannot leave its
+ * syncs out refuses. */
+static void test_skip_sync(void **state)
+{
+	struct fctx *x = *state;
+	struct conformance_batch *cb;
+	enum fence_outcome out;
+	struct fence_probe p;
+	char url[CONFORMANCE_PATH_MAX + 16], err[512];
+	fence *sq;
+
+	assert_true(fence_features(x->f) & FENCE_CAN_SKIP_SYNC);
+	assert_int_equal(fence_skip_sync(x->f), 0);
+	cb = conformance_batch_new(x->op, x->intent, "k", 3);
+	assert_int_equal(fence_prepare(x->f, x->op, 2), 0);
+	assert_int_equal(fence_apply(x->f, 1, conformance_batch(cb), &out),
+			 FC_STALE_EPOCH);
+	assert_int_equal(out, FENCE_PROVED_ABSENT);
+	assert_int_equal(fence_apply(x->f, 2, conformance_batch(cb), &out), 0);
+	assert_int_equal(out, FENCE_PROVED_PRESENT);
+	assert_int_equal(fence_apply(x->f, 2, conformance_batch(cb), &out),
+			 FC_ALREADY_APPLIED);
+	assert_int_equal(fence_probe(x->f, x->op, &p), 0);
+	assert_int_equal(p.answer, FENCE_APPLIED);
+	assert_int_equal(p.epoch, 2);
+	assert_int_equal(p.rows, 3);
+	assert_int_equal(conformance_rows(x->url, NULL, x->op), 3);
+	conformance_batch_release(cb);
+
+	snprintf(url, sizeof(url), "sqlite:%s/target.db", x->dir);
+	assert_int_equal(fence_open(url, &sq, err, sizeof(err)), 0);
+	assert_false(fence_features(sq) & FENCE_CAN_SKIP_SYNC);
+	assert_int_equal(fence_skip_sync(sq), FC_USAGE);
+	assert_non_null(strstr(fence_errmsg(sq), "sqlite"));
+	fence_close(sq);
+}
+
 static void test_url_forms(void **state)
 {
 	char err[512];
@@ -431,6 +471,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_ids_are_escaped,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skip_sync, setup, teardown),
 		cmocka_unit_test(test_url_forms),
 	};
 

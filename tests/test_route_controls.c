@@ -11,6 +11,12 @@
  *   journal-no-fence  kill at after_target_commit -> the retry re-applies
  *   split-fence       kill between the data and the fence transaction ->
  *                     the retry re-applies (a kill after both is harmless)
+ *   no-fsync          the opposite pin: under kills it must be the
+ *                     certified route exactly (same rows, same evidence,
+ *                     same failpoints on every retry after a kill at any
+ *                     failpoint), since only a power loss -- which no
+ *                     process test can cause -- shows its missing fsyncs
+ *                     (tests/integration/route_fsync.sh shows them gone)
  *
  * These are the failures the certification harness must reject; if a
  * control stopped producing its failure, the harness's "rejected" verdict
@@ -25,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "fences/target.h"
 #include "tests/route_supervisor.h"
 
 #define ROWS 15
@@ -228,6 +235,113 @@ static void test_split_fence(void **state)
 	zombie_lands("split-fence");
 }
 
+/* The rows a target holds, as the observer reports them: one
+ * "row_key operation_id count" line each. */
+static int append_row(void *ctx, const char *row_key, const char *operation_id,
+		      long long count)
+{
+	char *out = ctx;
+	size_t len = strlen(out);
+
+	snprintf(out + len, 8192 - len, "%s %s %lld\n", row_key ? row_key : "-",
+		 operation_id ? operation_id : "-", count);
+	return 0;
+}
+
+static void observed_rows(const struct rs_op *op, char out[8192])
+{
+	char err[512];
+
+	out[0] = '\0';
+	if (target_observe_rows(op->target, NULL, append_row, out, err,
+				sizeof(err)))
+		fail_msg("cannot observe '%s': %s", op->target, err);
+}
+
+/* Two attempts hit the same failpoints in the same order. */
+static void expect_same_hits(const struct rs_attempt *a,
+			     const struct rs_attempt *b, const char *what)
+{
+	for (int i = 0; i < a->nhits && i < b->nhits; i++)
+		if (strcmp(a->hits[i], b->hits[i]) != 0)
+			fail_msg("%s: failpoint %d is %s, the certified route's "
+				 "%s", what, i + 1, a->hits[i], b->hits[i]);
+	if (a->nhits != b->nhits)
+		fail_msg("%s: %d failpoints, the certified route %d", what,
+			 a->nhits, b->nhits);
+}
+
+/* Both routes after the same kill: the same retries, the same end. */
+static void no_fsync_killed_at(const struct rs_route *r, const char *point,
+			       const char *ref_rows)
+{
+	static const struct rs_route certified = { NULL, NULL };
+	struct rs_attempt a, b;
+	struct rs_op op, ref;
+	char rows[8192], what[128];
+
+	snprintf(what, sizeof(what), "no-fsync killed at %s", point);
+	CHECK(rs_op_init(&op, "file", ROWS));
+	CHECK(rs_op_init(&ref, "file", ROWS));
+	CHECK(rs_start1(&op, r, 1, RS_KILL, point, &a));
+	CHECK(rs_start1(&ref, &certified, 1, RS_KILL, point, &b));
+	assert_int_equal(a.status, KILLED);
+	assert_int_equal(b.status, KILLED);
+	CHECK(rs_retry(&op, r, 2, 4, &a));
+	CHECK(rs_retry(&ref, &certified, 2, 4, &b));
+	assert_int_equal(a.try_number, b.try_number);
+	expect_same_hits(&a, &b, what);
+	CHECK(rs_check_complete(&op, &a));
+	observed_rows(&op, rows);
+	if (strcmp(rows, ref_rows) != 0)
+		fail_msg("%s: the target holds\n%s\nnot\n%s", what, rows,
+			 ref_rows);
+	rs_op_cleanup(&ref);
+	rs_op_cleanup(&op);
+}
+
+static void test_no_fsync(void **state)
+{
+	static const struct rs_route certified = { NULL, NULL };
+	static const char *const fields[] = { "operation_id", "rows_written",
+					      "epoch", "mutated", NULL };
+	struct variant_route v;
+	const struct rs_route *r = variant(&v, "no-fsync");
+	char rows[8192], ref_rows[8192], got[128], want[128];
+	struct rs_attempt a, b;
+	struct rs_op op, ref;
+
+	(void)state;
+	/* A clean run: what the certified route does, file for file. */
+	CHECK(rs_op_init(&op, "file", ROWS));
+	CHECK(rs_op_init(&ref, "file", ROWS));
+	CHECK(rs_start1(&op, r, 1, RS_NONE, NULL, &a));
+	CHECK(rs_start1(&ref, &certified, 1, RS_NONE, NULL, &b));
+	CHECK(rs_check_complete(&op, &a));
+	CHECK(rs_check_complete(&ref, &b));
+	expect_same_hits(&a, &b, "no-fsync, clean");
+	observed_rows(&op, rows);
+	observed_rows(&ref, ref_rows);
+	assert_string_equal(rows, ref_rows);
+	for (int i = 0; fields[i]; i++) {
+		CHECK(rs_return_field(&op, 1, fields[i], got, sizeof(got)));
+		CHECK(rs_return_field(&ref, 1, fields[i], want, sizeof(want)));
+		assert_string_equal(got, want);
+	}
+	rs_op_cleanup(&ref);
+
+	/* SIGKILL at each failpoint of that run, then retries. */
+	for (int i = 0; i < a.nhits; i++)
+		if (rs_occurrence(&a, i) == 1)
+			no_fsync_killed_at(r, a.hits[i], ref_rows);
+
+	/* Only a target whose fence can leave its syncs out will do. */
+	snprintf(op.target, sizeof(op.target), "sqlite:%s/target.db", op.dir);
+	CHECK(rs_start1(&op, r, 2, RS_NONE, NULL, &a));
+	assert_int_equal(a.status, 64);
+	rs_op_cleanup(&op);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_checkpoint_guard_file),
 		cmocka_unit_test(test_journal_no_fence),
 		cmocka_unit_test(test_split_fence),
+		cmocka_unit_test(test_no_fsync),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
