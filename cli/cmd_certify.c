@@ -110,6 +110,20 @@ static void usage(FILE *to)
 		"                    can be made for each attempt (then what an\n"
 		"                    attempt leaves running is not ended with it);\n"
 		"                    refused without this option\n"
+		"  --reexecute       run every schedule whole, from its first try;\n"
+		"                    default: a failpoint exploration of a route\n"
+		"                    whose state lives in its files records each\n"
+		"                    try once and starts the schedules that kill\n"
+		"                    or cut power there from the state recorded\n"
+		"                    (docs/crash-states.md)\n"
+		"  --no-dedup        run every such schedule, also those that\n"
+		"                    start from a state an earlier one started\n"
+		"                    from with the same later faults (default:\n"
+		"                    judged once, the others inherit its outcome)\n"
+		"  --recheck PCT     run this percentage of the inheriting\n"
+		"                    schedules anyway and report a different\n"
+		"                    outcome as a finding (default %d; the first\n"
+		"                    of each scenario always runs)\n"
 		"  --quiet           no progress output\n"
 		"  --help            this text\n"
 		"\n"
@@ -118,7 +132,7 @@ static void usage(FILE *to)
 		"3 some route is unverified (nothing worse), 130 interrupted (no\n"
 		"report written); a --shard run: 1 when a route expected to\n"
 		"certify has a violation in this shard, else 0\n",
-		RECORD_DELTAS_KEPT, REPORT_DETAIL_KEPT);
+		RECORD_DELTAS_KEPT, REPORT_DETAIL_KEPT, CERTIFY_RECHECK_PCT);
 }
 
 static void on_stop(int sig)
@@ -350,12 +364,15 @@ int cmd_certify(int argc, char **argv)
 		{ "force", no_argument, NULL, 'F' },
 		{ "pass-env", required_argument, NULL, 'P' },
 		{ "uncontained", no_argument, NULL, 'U' },
+		{ "reexecute", no_argument, NULL, 'E' },
+		{ "no-dedup", no_argument, NULL, 'N' },
+		{ "recheck", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct certify_opts o = { .jobs = 2 };
+	struct certify_opts o = { .jobs = 2, .recheck_pct = CERTIFY_RECHECK_PCT };
 	const char *routes[65] = { NULL }, *scenarios[65] = { NULL };
 	const char *pass_env[65] = { NULL }, *why;
 	size_t nroutes = 0, nscenarios = 0, npass = 0;
@@ -425,6 +442,14 @@ int cmd_certify(int argc, char **argv)
 			o.pass_env = pass_env;
 			break;
 		case 'U': o.uncontained = true; break;
+		case 'E': o.reexecute = true; break;
+		case 'N': o.no_dedup = true; break;
+		case 'C':
+			if (cli_parse_ll(optarg, &n) || n < 0 || n > 100)
+				return cusage("--recheck must be 0 to 100, not '%s'",
+					      optarg);
+			o.recheck_pct = (int)n;
+			break;
 		case 'q': o.quiet = true; break;
 		case 'f':
 			if (render_formats_check(optarg, err, sizeof(err)))

@@ -136,7 +136,7 @@ int fs_remove_tree(const char *path)
 
 int fs_empty_dir(const char *path)
 {
-	int rc;
+	int rc, dfd;
 
 	/* the usual case, a fresh try's XCom dir: one mkdir() says it was
 	 * missing and is now there, empty */
@@ -144,6 +144,11 @@ int fs_empty_dir(const char *path)
 		return 0;
 	if (errno != EEXIST)
 		return fs_mkdirs(path);
+	/* the directory itself stays (same inode: a power-loss model that
+	 * counts it as synced still finds it); only its entries go */
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0 && empty_fd(dfd, 0) == 0)
+		return 0;
 	rc = fs_remove_tree(path);
 	return rc ? rc : fs_mkdirs(path);
 }

@@ -12,6 +12,9 @@ int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db)
 	int rc = sqlite3_open_v2(path, db, flags | extra, NULL);
 
 	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(*db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+				       NULL);
+	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL,
 				  NULL);
 	return rc;

@@ -8,9 +8,14 @@
  * leaves them behind.  So the file is opened read-write without
  * SQLITE_OPEN_CREATE and made PRAGMA query_only (a setting of the
  * connection, nothing is written): any write statement fails, a missing
- * file is not created, no journal_mode or synchronous pragma runs, and a
- * WAL file's -wal/-shm vanish again when the connection closes as they
- * would for any reader.  A file we may not write is opened
+ * file is not created, no journal_mode or synchronous pragma runs.  Nor
+ * does the close checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a last
+ * connection's close would copy the -wal into the database, fsync it and
+ * delete the -wal by name -- a write the route did not make, which a
+ * power-loss model of the route's syncs cannot see (harness/run/
+ * snapshot.h), and a deletion that hits whatever file holds that name by
+ * then.  The -wal and -shm stay as a killed writer leaves them; the next
+ * writer's close checkpoints.  A file we may not write is opened
  * SQLITE_OPEN_READONLY instead.
  *
  * Included by the SQLite journal's read-only open (journal/) and the

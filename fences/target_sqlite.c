@@ -137,6 +137,9 @@ static int attach(struct target_sqlite *t, char *err, size_t errlen)
 	drop(t);
 	if (sqlite3_open_v2(t->path, &t->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    /* an observer's close never checkpoints (common/sqlite_reader.h) */
+	    sqlite3_db_config(t->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+			      NULL) != SQLITE_OK ||
 	    sqlite3_exec(t->db, "PRAGMA query_only = 1;"
 			 "PRAGMA cache_size = " TARGET_SQLITE_CACHE, NULL, NULL,
 			 NULL))

@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/sqlite_setup.h"
+#include "harness/certify/crash_states.h"
 #include "harness/certify/report_json.h"
 #include "harness/certify/certify.h"
 #include "harness/check/check.h"
@@ -50,7 +51,93 @@ struct wctx {
 	const struct suite *s;
 	const struct certify_opts *o;
 	supervisor *sv;
+	snap_store *snaps;  /* WORK_DIR/states, shared by the workers */
 };
+
+/* Does route rs keep its whole state in the schedule's files (SQLite or
+ * file journal and target under {dir}), so a snapshot of the files is a
+ * snapshot of the state?  Else *why says what it keeps elsewhere. */
+static bool state_in_files(const struct route_spec *rs, const char **why)
+{
+	const char *urls[2] = { rs->no_journal ? NULL : rs->journal, rs->target };
+
+	for (int i = 0; i < 2; i++) {
+		const char *u = urls[i];
+		if (!u)
+			continue;
+		if ((strncmp(u, "sqlite:", 7) && strncmp(u, "file:", 5)) ||
+		    !strstr(u, "{dir}") || strstr(u, "{proxy:") ||
+		    strstr(u, "{service:")) {
+			*why = i ? "its target is not a file under {dir} (a "
+				   "service cannot be snapshotted)" :
+				   "its journal is not a file under {dir} (a "
+				   "service cannot be snapshotted)";
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The seeded tries of a job message ("seed", crash_states.h) as the
+ * orchestrator takes them; names point into the message. */
+static int seed_from_json(json_t *seed, struct orch_seed **out, size_t *n,
+			  const char ***names)
+{
+	size_t k = json_array_size(seed), total = 0, at = 0, i;
+	json_t *e;
+
+	*out = NULL;
+	*names = NULL;
+	*n = 0;
+	if (!k)
+		return 0;
+	json_array_foreach(seed, i, e)
+		total += json_array_size(json_object_get(e, "hits"));
+	*out = calloc(k, sizeof(**out));
+	*names = calloc(total + 1, sizeof(**names));
+	if (!*out || !*names)
+		return FC_NOMEM;
+	json_array_foreach(seed, i, e) {
+		struct orch_seed *sd = &(*out)[i];
+		json_t *h;
+		size_t x;
+
+		sd->op = (int)json_integer_value(json_object_get(e, "op"));
+		sd->try_number = (int)json_integer_value(json_object_get(e, "try"));
+		sd->fault = (int)json_integer_value(json_object_get(e, "fault"));
+		sd->state = json_string_value(json_object_get(e, "state"));
+		sd->start_wall_ms = json_integer_value(json_object_get(e,
+							"start_wall_ms"));
+		sd->end_wall_ms = json_integer_value(json_object_get(e, "end_wall_ms"));
+		sd->hits = *names + at;
+		json_array_foreach(json_object_get(e, "hits"), x, h) {
+			const char *s = json_string_value(h);
+			(*names)[at++] = s ? s : "";
+		}
+		sd->nhits = json_array_size(json_object_get(e, "hits"));
+		if (!sd->state)
+			return FC_USAGE;
+	}
+	*n = k;
+	return 0;
+}
+
+/* The states the schedule recorded, for the coordinator. */
+static json_t *recorded_json(const struct rec_schedule *rec)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < rec->nsnaps; i++) {
+		const struct rec_snap *s = &rec->snaps[i];
+		json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:i, s:I, "
+			"s:I, s:s, s:s}", "op", s->operation, "try",
+			s->try_number, "failpoint", s->failpoint, "hit", s->hit,
+			"wall_ms", (json_int_t)s->wall_ms, "start_wall_ms",
+			(json_int_t)s->start_wall_ms, "kill", s->kill, "power",
+			s->power));
+	}
+	return a;
+}
 
 /* Single-quote for sh when needed. */
 static void shell_quote(const char *in, char *out, size_t len)
@@ -115,7 +202,9 @@ static json_t *work(void *ctx, json_t *job)
 	struct rec_schedule *rec = NULL;
 	struct check_result cr;
 	struct fault *faults = NULL;
-	size_t nfaults = 0;
+	size_t nfaults = 0, nseed = 0;
+	struct orch_seed *seed = NULL;
+	const char **seed_names = NULL, *why;
 	char err[600], dir[4096], repro[2048];
 	json_t *res;
 	int rc;
@@ -132,8 +221,22 @@ static json_t *work(void *ctx, json_t *job)
 		if (supervisor_pass_env(w->sv, w->o->pass_env, err, sizeof(err)))
 			return work_error(err);
 	}
-	if (schedule_parse(sched, &faults, &nfaults, err, sizeof(err)))
+	if (!w->snaps) {
+		snprintf(dir, sizeof(dir), "%s/states", w->o->work_dir);
+		if (snap_store_open(dir, &w->snaps, err, sizeof(err)))
+			return work_error(err);
+	}
+	if (seed_from_json(json_object_get(job, "seed"), &seed, &nseed,
+			   &seed_names)) {
+		free(seed);
+		free(seed_names);
+		return work_error("malformed seed");
+	}
+	if (schedule_parse(sched, &faults, &nfaults, err, sizeof(err))) {
+		free(seed);
+		free(seed_names);
 		return work_error(err);
+	}
 	snprintf(dir, sizeof(dir), "%s/r%d-s%d-j%d", w->o->work_dir, ri, si, id);
 	if (fs_empty_dir(dir)) {
 		free(faults);
@@ -154,8 +257,14 @@ static json_t *work(void *ctx, json_t *job)
 			.proxy_discover = sc->explore && sc->explore->proxy[0] &&
 				strcmp(json_string_value(json_object_get(job, "kind")),
 				       "discovery") == 0 ? sc->explore : NULL,
+			.snaps = state_in_files(rs, &why) ? w->snaps : NULL,
+			.record = json_is_true(json_object_get(job, "record")),
+			.track_power = json_is_true(json_object_get(job, "power")),
+			.seed = seed, .nseed = nseed,
 		}, &rec, err, sizeof(err));
 	free(faults);
+	free(seed);
+	free(seed_names);
 	if (rc)
 		return work_error(err);
 	if (check_schedule(rec, json_is_true(json_object_get(job, "strict")),
@@ -170,6 +279,8 @@ static json_t *work(void *ctx, json_t *job)
 			.reproduce = repro,
 		});
 	check_result_release(&cr);
+	if (res && rec->nsnaps)
+		json_object_set_new(res, "recorded", recorded_json(rec));
 	record_free(rec);
 	if (!w->o->keep && fs_remove_tree(dir)) {
 		/* a leftover dir goes with the work dir at the end */
@@ -178,6 +289,14 @@ static json_t *work(void *ctx, json_t *job)
 		return work_error("out of memory reporting the schedule");
 	if (w->o->keep)
 		json_object_set_new(res, "dir", json_string(dir));
+	if (json_array_size(json_object_get(job, "seed")))
+		json_object_set_new(res, "seeded", json_pack("{s:s+, s:I}",
+			"state", "sha256:", json_string_value(json_object_get(
+				json_array_get(json_object_get(job, "seed"),
+					       json_array_size(json_object_get(job,
+						       "seed")) - 1), "state")),
+			"tries", (json_int_t)json_array_size(json_object_get(job,
+							     "seed"))));
 	return res;
 }
 
@@ -187,6 +306,8 @@ static void work_fini(void *ctx)
 
 	supervisor_free(w->sv);
 	w->sv = NULL;
+	snap_store_close(w->snaps);
+	w->snaps = NULL;
 }
 
 /* --- the coordinator ------------------------------------------------------------ */
@@ -194,9 +315,12 @@ static void work_fini(void *ctx)
 struct unit {              /* one route x scenario */
 	int r, s;
 	explorer *ex;
-	int inflight;
+	cs_unit *cs;       /* its seeds and inheritance (crash_states.h) */
+	int inflight;      /* handed out, not yet accounted */
 	bool done;
 	size_t schedules, violations;
+	size_t attempts_run; /* attempts that ran here (not seeded, not
+				inherited) */
 };
 
 struct sched_entry {
@@ -215,6 +339,7 @@ struct route_acc {
 	size_t unobservable[INV_COUNT + 1];   /* schedules where each invariant
 						 was not observable */
 	json_t *notes;                        /* unverified reasons */
+	json_t *modes;                        /* per scenario: cs_summary() */
 	bool gap;                             /* exploration could not finish */
 };
 
@@ -370,6 +495,20 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 		note(a, "scenario '%s' schedule '%s': %s",
 		     R->s->scenarios[u->s].name, in->schedule,
 		     json_string_value(json_object_get(sched, "outcome_detail")));
+	if (json_object_get(sched, "nondeterministic")) {
+		/* a finding: inherited outcomes of this scenario prove nothing */
+		a->gap = true;
+		note(a, "scenario '%s' schedule '%s': not deterministic given its "
+		     "durable state (%s there, %s in '%s')",
+		     R->s->scenarios[u->s].name, in->schedule,
+		     json_string_value(json_object_get(sched, "outcome")),
+		     json_string_value(json_object_get(json_object_get(sched,
+				"nondeterministic"), "representative_outcome")),
+		     json_string_value(json_object_get(json_object_get(sched,
+				"nondeterministic"), "representative")));
+	}
+	json_array_foreach(json_object_get(sched, "attempts"), i, v)
+		u->attempts_run += !json_object_get(v, "seeded");
 	json_array_foreach(unobs, i, v) {
 		json_int_t inv = json_integer_value(v);
 		if (inv >= 1 && inv <= INV_COUNT)
@@ -395,29 +534,67 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 	e->json = sched;
 }
 
-static void handle_result(struct run *R, struct inflight *in, json_t *res)
+/* Results that are final (crash_states.h): each fed to the explorer when
+ * its job wants a trace, then accounted. */
+static int take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
+		      size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct inflight *in = ready[i].tag;
+		json_t *sched = ready[i].res;
+		bool lost = json_string_value(json_object_get(sched, "error")) &&
+			    !json_array_size(json_object_get(ready[i].trace,
+							     "attempts"));
+
+		u->inflight--;
+		if (json_object_get(sched, "inherited")) {
+			char repro[2048];
+			reproduce(R->o, R->s->routes[u->r].name,
+				  R->s->scenarios[u->s].name, in->schedule, repro,
+				  sizeof(repro));
+			json_object_set_new(sched, "reproduce", json_string(repro));
+		}
+		if (in->wants_trace &&
+		    (lost || feed_trace(u, in->id, ready[i].trace)))
+			explorer_feed_failed(u->ex, in->id);
+		if (sched && in->mine)
+			account(R, u, in, sched);
+		else
+			json_decref(sched); /* another shard's discovery run */
+		free(in);
+	}
+	free(ready);
+	return rc;
+}
+
+static int handle_result(struct run *R, struct inflight *in, json_t *res)
 {
 	struct unit *u = in->u;
 	json_t *sched = res;
 	const char *err = json_string_value(json_object_get(res, "error"));
+	struct cs_ready *ready = NULL;
+	size_t n = 0;
+	int rc;
 
-	u->inflight--;
 	if (!res || (err && !json_object_get(res, "attempts"))) {
 		char why[400];
 		snprintf(why, sizeof(why), "%s", !res ? "the worker running it "
 			 "died" : err);
 		sched = lost_schedule(R, u, in, why);
 		json_decref(res);
-		if (in->wants_trace)
-			explorer_feed_failed(u->ex, in->id);
-	} else if (in->wants_trace && feed_trace(u, in->id, sched)) {
-		explorer_feed_failed(u->ex, in->id);
+		if (!sched) {
+			u->inflight--;
+			if (in->wants_trace)
+				explorer_feed_failed(u->ex, in->id);
+			free(in);
+			return FC_NOMEM;
+		}
 	}
-	if (sched && in->mine)
-		account(R, u, in, sched);
-	else
-		json_decref(sched); /* another shard's discovery run */
-	free(in);
+	rc = cs_finished(u->cs, in->id, in, sched, &ready, &n);
+	take_ready(R, u, ready, n);
+	return rc;
 }
 
 static void progress(struct run *R, bool force)
@@ -455,6 +632,15 @@ static void unit_finished(struct run *R, struct unit *u)
 		a->gap = true;
 		note(a, "scenario '%s': exploration incomplete (the route reported "
 		     "no failpoints or a discovery run failed)", sc->name);
+	}
+	{
+		json_t *m = cs_summary(u->cs);
+		if (m) {
+			json_object_set_new(m, "scenario", json_string(sc->name));
+			json_object_set_new(m, "attempts_run",
+					    json_integer((json_int_t)u->attempts_run));
+			json_array_append_new(a->modes, m);
+		}
 	}
 	if (!R->o->quiet && !R->o->progress_tty)
 		fprintf(stderr, "fencecert: %s / %s: %zu schedule(s), %zu "
@@ -498,11 +684,16 @@ static struct unit *next_job(struct run *R, const struct explore_job **job)
 static int submit(struct run *R, struct unit *u, const struct explore_job *j)
 {
 	struct inflight *in = calloc(1, sizeof(*in));
+	struct cs_plan plan;
 	json_t *msg;
 	int rc;
 
 	if (!in)
 		return FC_NOMEM;
+	if ((rc = cs_plan_job(u->cs, j, &plan))) {
+		free(in);
+		return rc;
+	}
 	in->u = u;
 	in->id = j->id;
 	in->wants_trace = j->wants_trace;
@@ -510,10 +701,19 @@ static int submit(struct run *R, struct unit *u, const struct explore_job *j)
 	snprintf(in->kind, sizeof(in->kind), "%s", j->kind);
 	snprintf(in->schedule, sizeof(in->schedule), "%s",
 		 j->nfaults ? j->schedule : "clean");
-	msg = json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:s}", "r", u->r,
-			"s", u->s, "id", j->id, "schedule", in->schedule,
-			"operations", j->operations, "strict", j->strict,
-			"kind", j->kind);
+	if (plan.inherit) {
+		struct cs_ready *ready = NULL;
+		size_t n = 0;
+		u->inflight++;
+		rc = cs_inherit(u->cs, j, in, &ready, &n);
+		take_ready(R, u, ready, n);
+		return rc;
+	}
+	msg = json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:s, s:b, s:b, s:o*}",
+			"r", u->r, "s", u->s, "id", j->id, "schedule",
+			in->schedule, "operations", j->operations, "strict",
+			j->strict, "kind", j->kind, "record", plan.record,
+			"power", plan.power, "seed", plan.seed);
 	rc = msg ? pool_submit(R->pool, msg, in) : FC_NOMEM;
 	json_decref(msg);
 	if (rc) {
@@ -548,8 +748,8 @@ static int loop(struct run *R)
 		rc = pool_collect(R->pool, R->o->progress_tty ? 100 : -1, &res, &tag);
 		if (rc < 0)
 			return rc;
-		if (rc == 1 && tag)
-			handle_result(R, tag, res);
+		if (rc == 1 && tag && (rc = handle_result(R, tag, res)))
+			return rc;
 		progress(R, false);
 	}
 }
@@ -643,6 +843,7 @@ static json_t *coverage(const struct route_acc *a)
 		(json_int_t)a->tally.stopped[VERDICT_WINDOW_AFTER]));
 	json_object_set_new(c, "syscall_occurrences_explored", json_integer(0));
 	json_object_set_new(c, "unverified", json_deep_copy(a->notes));
+	json_object_set_new(c, "exploration", json_deep_copy(a->modes));
 	return c;
 }
 
@@ -803,6 +1004,41 @@ static int check_names(const char *const *names, const struct suite *s,
 	return 0;
 }
 
+/* Does scenario sc lose power anywhere? */
+static bool loses_power(const struct scenario *sc)
+{
+	if (sc->explore && (sc->explore->actions & FAULT_BIT(FAULT_POWER_LOSS)))
+		return true;
+	for (size_t i = 0; i < sc->nfaults; i++)
+		if (sc->faults[i].action == FAULT_POWER_LOSS)
+			return true;
+	return false;
+}
+
+/* The unit's crash-state bookkeeping: recorded when its route keeps its
+ * state in files and its scenario explores failpoints. */
+static int unit_states(const struct run *R, const struct route_spec *rs,
+		       const struct scenario *sc, size_t k, cs_unit **out)
+{
+	const struct certify_opts *o = R->o;
+	const char *why = NULL;
+	uint64_t seed = (o->seed ? *o->seed : 0x5eedULL) ^ (k * 0x100000001b3ULL);
+
+	if (o->reexecute)
+		why = "--reexecute";
+	else if (o->schedule)
+		why = "a replay runs its one schedule whole";
+	else if (!sc->explore)
+		why = "a fixed scenario is one schedule: nothing to share";
+	else if (sc->explore->syscalls || sc->explore->proxy[0])
+		why = "syscall and proxy explorations re-execute every "
+		      "schedule";
+	else
+		state_in_files(rs, &why);
+	return cs_unit_new(why == NULL, why, loses_power(sc), !o->no_dedup,
+			   o->recheck_pct, seed, out);
+}
+
 static int select_units(struct run *R, char *err, size_t errlen)
 {
 	const struct suite *s = R->s;
@@ -826,8 +1062,9 @@ static int select_units(struct run *R, char *err, size_t errlen)
 		a->declared = json_object();
 		a->by_kind = json_object();
 		a->notes = json_array();
+		a->modes = json_array();
 		if (!a->reached || !a->faulted || !a->declared || !a->by_kind ||
-		    !a->notes)
+		    !a->notes || !a->modes)
 			return FC_NOMEM;
 		for (size_t i = 0; i < s->nscenarios; i++) {
 			const struct scenario *sc = &s->scenarios[i];
@@ -841,6 +1078,9 @@ static int select_units(struct run *R, char *err, size_t errlen)
 						     err, errlen);
 			else
 				rc = explorer_new(s, sc, o->seed, &u->ex, err, errlen);
+			if (!rc)
+				rc = unit_states(R, &s->routes[r], sc, R->nunits,
+						 &u->cs);
 			if (rc)
 				return rc;
 			u->r = (int)r;
@@ -868,8 +1108,10 @@ static int select_units(struct run *R, char *err, size_t errlen)
 
 static void release(struct run *R)
 {
-	for (size_t i = 0; i < R->nunits; i++)
+	for (size_t i = 0; i < R->nunits; i++) {
 		explorer_free(R->units[i].ex);
+		cs_unit_free(R->units[i].cs, free);
+	}
 	free(R->units);
 	for (size_t r = 0; R->acc && r < R->s->nroutes; r++) {
 		struct route_acc *a = &R->acc[r];
@@ -881,6 +1123,7 @@ static void release(struct run *R)
 		json_decref(a->declared);
 		json_decref(a->by_kind);
 		json_decref(a->notes);
+		json_decref(a->modes);
 	}
 	free(R->acc);
 }

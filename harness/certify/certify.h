@@ -30,6 +30,9 @@
 #include "harness/model/scenario.h"
 #include "harness/run/services.h"
 
+/* --recheck's default: the share of inheriting schedules run anyway. */
+#define CERTIFY_RECHECK_PCT 5
+
 struct certify_opts {
 	const char *suite_path;  /* as given, for reproduce commands */
 	const char *const *routes;    /* only these routes (NULL-terminated);
@@ -57,6 +60,14 @@ struct certify_opts {
 	const char *const *pass_env;
 	bool uncontained;        /* --uncontained: run routes without a PID
 				    namespace where none can be made */
+	/* Crash-state exploration (harness/certify/crash_states.h) */
+	bool reexecute;          /* --reexecute: every schedule runs whole,
+				    nothing is recorded or seeded */
+	bool no_dedup;           /* --no-dedup: seeded schedules all run, none
+				    inherits */
+	int recheck_pct;         /* --recheck PCT: inherited schedules run
+				    anyway to check, in percent (the first
+				    of each scenario always is) */
 };
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,

@@ -139,6 +139,8 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 	set(&b, o, "contained", json_boolean(a->contained));
 	set(&b, o, "descendants_killed", a->descendants_killed < 0
 		? json_null() : json_integer(a->descendants_killed));
+	if (a->seeded[0]) /* not run here: restored from a recorded state */
+		set(&b, o, "seeded", json_sprintf("sha256:%s", a->seeded));
 	for (size_t h = 0; h < a->nhits; h++) {
 		char ans[2] = { a->hits[h].answer, 0 };
 		push(&b, hits, json_pack("{s:s, s:I, s:s}", "name", a->hits[h].name,
@@ -359,9 +361,7 @@ static json_t *faulted_json(const struct rec_schedule *r)
 		return NULL;
 	for (size_t i = 0; i < r->nfaults; i++) {
 		const struct fault *f = &r->faults[i];
-		if (r->fired[i] && (f->action == FAULT_KILL ||
-				    f->action == FAULT_PAUSE ||
-				    f->action == FAULT_FAIL))
+		if (r->fired[i] && fault_is_point_action(f->action))
 			v[k++] = f->failpoint;
 	}
 	out = name_set(v, k);

@@ -37,6 +37,7 @@ bool check__interrupts(const struct rec_schedule *r,
 	case FAULT_KILL:
 	case FAULT_PAUSE:
 	case FAULT_FAIL:
+	case FAULT_POWER_LOSS:
 	case FAULT_SYSCALL:
 	case FAULT_CUT_AFTER_COMMIT:
 	case FAULT_HOLD_COMMIT:

@@ -187,8 +187,11 @@ static bool same_names(const struct plist *a, const struct plist *b)
 
 /* --- waves -------------------------------------------------------------------- */
 
+/* The process faults first: random schedules draw from those three unless
+ * the scenario asks for power_loss, so older seeds keep their schedules. */
 static const enum fault_action point_actions[] = { FAULT_KILL, FAULT_PAUSE,
-						   FAULT_FAIL };
+						   FAULT_FAIL, FAULT_POWER_LOSS };
+#define NPOINT_ACTIONS (sizeof(point_actions) / sizeof(point_actions[0]))
 
 static void note_unreached(explorer *ex)
 {
@@ -239,7 +242,7 @@ static void wave_try1(explorer *ex)
 		const struct point *p = &ex->try1.v[x];
 		if (!wanted(ex, p->name))
 			continue;
-		for (size_t a = 0; a < 3; a++) {
+		for (size_t a = 0; a < NPOINT_ACTIONS; a++) {
 			enum fault_action act = point_actions[a];
 			struct fault f = at_point(act, p, 1);
 			enum job_role role = ROLE_PLAIN;
@@ -280,7 +283,7 @@ static void wave_retry(explorer *ex)
 		for (size_t y = 0; y < t2.n; y++) {
 			if (!wanted(ex, t2.v[y].name))
 				continue;
-			for (size_t a = 0; a < 3; a++) {
+			for (size_t a = 0; a < NPOINT_ACTIONS; a++) {
 				struct fault f[2];
 				if (!(e->actions & FAULT_BIT(point_actions[a])))
 					continue;
@@ -368,6 +371,7 @@ static void wave_random(explorer *ex)
 	int tries = ex->s->orchestrator.retries + 1;
 	int maxf = e->max_faults < tries - 1 ? e->max_faults : tries - 1;
 	uint64_t st = ex->seed;
+	uint64_t nact = e->actions & FAULT_BIT(FAULT_POWER_LOSS) ? 4 : 3;
 	struct plist all2 = { NULL, 0 };
 	enum fault_action ending[2];
 	size_t nending = 0;
@@ -407,7 +411,7 @@ static void wave_random(explorer *ex)
 					act = ending[next_rand(&st) % nending];
 				} else {
 					do
-						act = point_actions[next_rand(&st) % 3];
+						act = point_actions[next_rand(&st) % nact];
 					while (!(e->actions & FAULT_BIT(act)));
 				}
 				last = nf;

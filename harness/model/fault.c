@@ -24,6 +24,7 @@ static const char *const action_names[FAULT_ACTION_COUNT] = {
 	[FAULT_HOLD_COMMIT] = "hold_commit",
 	[FAULT_REFUSE] = "refuse",
 	[FAULT_DELAY] = "delay",
+	[FAULT_POWER_LOSS] = "power_loss",
 };
 static const char *const decision_names[] = {
 	[DECIDE_MARK_COMMITTED] = "mark-committed",
@@ -88,8 +89,13 @@ bool fault_at_failpoint(const struct fault *f)
 {
 	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
 		return f->failpoint[0] != '\0';
-	return f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-	       f->action == FAULT_FAIL;
+	return fault_is_point_action(f->action);
+}
+
+bool fault_is_point_action(enum fault_action a)
+{
+	return a == FAULT_KILL || a == FAULT_PAUSE || a == FAULT_FAIL ||
+	       a == FAULT_POWER_LOSS;
 }
 
 bool fault_failpoint_valid(const char *name, size_t len)

@@ -54,6 +54,10 @@ enum fault_action {
 	FAULT_HOLD_COMMIT,   /* proxy: hold a COMMIT until the next try ended */
 	FAULT_REFUSE,        /* proxy: reset and refuse every connection */
 	FAULT_DELAY,         /* proxy: delay every client message */
+	FAULT_POWER_LOSS,    /* at a failpoint: the machine loses power -- every
+				process of the schedule is killed and the
+				schedule's files go back to what was synced
+				(harness/run/snapshot.h, docs/syscall-faults.md) */
 	FAULT_ACTION_COUNT
 };
 
@@ -119,8 +123,12 @@ const char *operator_decision_name(enum operator_decision d);
 int operator_decision_parse(const char *name, enum operator_decision *out);
 
 /* True when f happens at a failpoint of an attempt (kill, pause, fail,
- * and member actions given a failpoint), false between tries. */
+ * power_loss, and member actions given a failpoint), false between tries. */
 bool fault_at_failpoint(const struct fault *f);
+
+/* The actions that only ever happen at a failpoint: kill, pause, fail,
+ * power_loss. */
+bool fault_is_point_action(enum fault_action a);
 bool fault_is_member_action(enum fault_action a);
 
 /*

@@ -55,6 +55,7 @@ void record_free(struct rec_schedule *r)
 		free(a->syscalls);
 	}
 	free(r->attempts);
+	free(r->snaps);
 	for (size_t i = 0; i < r->nobs; i++)
 		free(r->obs[i].fences);
 	free(r->obs);

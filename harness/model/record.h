@@ -50,7 +50,27 @@ enum task_state {
 struct rec_hit {
 	char name[FAILPOINT_NAME_MAX];
 	long long at_ms;
-	char answer; /* 'c' continue, 'f' fail, 'k' killed, 'p' paused here */
+	char answer; /* 'c' continue, 'f' fail, 'k' killed, 'p' paused here,
+			'b' power lost here */
+};
+
+/* A state digest as harness/run/snapshot.h writes it (hex SHA-256). */
+#define REC_STATE_LEN 65
+
+/*
+ * Crash-state exploration: at a HIT of the recorded try (orch_params.record)
+ * the schedule's files were snapshotted -- `kill` is the state a kill there
+ * leaves, `power` the state a power loss there leaves ("" when durability
+ * was not tracked).  Another schedule that kills there is seeded from it.
+ */
+struct rec_snap {
+	int operation, try_number;
+	char failpoint[FAILPOINT_NAME_MAX];
+	int hit;
+	long long wall_ms;     /* when: a lease taken before runs from here */
+	long long start_wall_ms; /* when the recorded try started */
+	char kill[REC_STATE_LEN];
+	char power[REC_STATE_LEN];
 };
 
 /* Discovery: how often op 1 try 1 made an intercepted syscall on paths
@@ -123,6 +143,9 @@ struct rec_attempt {
 	bool contained;        /* it ran in a PID namespace of its own */
 	int descendants_killed; /* sv_status's: processes it left running,
 				   killed when it ended; -1 not counted */
+	char seeded[REC_STATE_LEN]; /* not run here: another schedule's
+				   recorded try, which left this state
+				   (orch_params.seed); "" when run here */
 };
 
 /* A fault as it was applied; `fault` indexes rec_schedule.faults. */
@@ -225,6 +248,8 @@ struct rec_schedule {
 	obs_store *rows;          /* owned; NULL: no rows known */
 	struct rec_applied *applied;
 	size_t napplied;
+	struct rec_snap *snaps;   /* orch_params.record: one per HIT */
+	size_t nsnaps;
 	int status;               /* 0, or why the harness could not finish */
 	char error[512];
 };

@@ -370,8 +370,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
 		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
 		return FC_USAGE;
-	} else if (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-		   f->action == FAULT_FAIL) {
+	} else if (fault_is_point_action(f->action)) {
 		if (parse_failpoint_fault(c, n, f, b) < 0)
 			return FC_USAGE;
 	} else if (parse_between_fault(c, n, f, b) < 0) {
@@ -464,8 +463,9 @@ static int parse_action_set(struct yctx *c, yaml_node_t *n, unsigned allowed,
 static int parse_actions(struct yctx *c, yaml_node_t *n, unsigned *out)
 {
 	return parse_action_set(c, n, FAULT_BIT(FAULT_KILL) |
-				FAULT_BIT(FAULT_PAUSE) | FAULT_BIT(FAULT_FAIL), 3,
-				"", "kill, pause or fail", out);
+				FAULT_BIT(FAULT_PAUSE) | FAULT_BIT(FAULT_FAIL) |
+				FAULT_BIT(FAULT_POWER_LOSS), 4, "",
+				"kill, pause, fail or power_loss", out);
 }
 
 static int parse_explore_failpoints(struct yctx *c, yaml_node_t *n,

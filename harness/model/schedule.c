@@ -34,7 +34,7 @@ static const struct {
 	{ 'd', FAULT_STOP_MEMBER }, { 'u', FAULT_START_MEMBER },
 	{ 'c', FAULT_CUT_AFTER_COMMIT }, { 'h', FAULT_HOLD_COMMIT },
 	{ 'r', FAULT_REFUSE }, { 'w', FAULT_DELAY },
-	{ 'y', FAULT_SYSCALL },
+	{ 'y', FAULT_SYSCALL }, { 'b', FAULT_POWER_LOSS },
 };
 
 /* The operator decisions of recover faults in the string form. */
@@ -460,8 +460,7 @@ static int parse_fault(struct cursor *c, struct fault *f)
 			return FC_USAGE;
 	}
 	at = fault_is_member_action(f->action) || f->action == FAULT_REFUSE ?
-		*c->p == ':' : (f->action == FAULT_KILL || f->action == FAULT_PAUSE ||
-				f->action == FAULT_FAIL);
+		*c->p == ':' : fault_is_point_action(f->action);
 	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");

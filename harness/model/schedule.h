@@ -16,7 +16,8 @@
  *
  * Grammar (faults separated by ';', no spaces; "clean" = no faults):
  *   ACTION ':' FAILPOINT '@' ATTEMPT ['#' HIT] ['/op' N] ['>' RESUME]
- *        for kill (k), pause (p), fail (f); RESUME is "next" (after the next
+ *        for kill (k), pause (p), fail (f), power_loss (b, "blackout");
+ *        RESUME is "next" (after the next
  *        attempt), "never", or a failpoint name the next attempt must reach
  *   ACTION '@' AFTER_ATTEMPT ['/op' N]
  *        for lose_xcom (x), lose_pod (l), change_source (s)

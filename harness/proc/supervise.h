@@ -81,6 +81,10 @@ struct sv_spawn {
 	long long timeout_ms;    /* kill after this long; 0: no deadline */
 	const struct inject_seccomp_plan *seccomp; /* syscall faults, or NULL;
 				    must outlive the process (sv_proc_free) */
+	inject_seccomp_hook *seccomp_hook; /* with seccomp: sees each
+				    notification while the caller is held
+				    (inject_seccomp_session_set_hook) */
+	void *seccomp_hook_arg;
 	bool fork_server;        /* start it through the program's fork server
 				    (docs/fork-server.md): one server per
 				    supervisor and (argv, cwd), started on

@@ -229,6 +229,9 @@ static int attach_seccomp(sv_proc *p, const struct sv_spawn *req, int sock,
 			 "seccomp session", req->argv[0]);
 		return FC_NOMEM;
 	}
+	if (req->seccomp_hook)
+		inject_seccomp_session_set_hook(p->sess, req->seccomp_hook,
+						req->seccomp_hook_arg);
 	return 0;
 }
 

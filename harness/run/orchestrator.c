@@ -22,6 +22,12 @@
  *  5. The loop calls down only: into the families (through
  *     orchestrator_family.c and their tables), its setup, the wait set and
  *     the schedule context; none of them calls back.
+ *  7. Crash states (orch_params.snaps): a seeded try is never run here --
+ *     its recorded state is restored and observed like an ended try, and
+ *     the next try waits for its lease as if it had just ended then; the
+ *     recorded try is snapshotted at each HIT before anything acts there;
+ *     a power loss kills every process of the schedule and puts its files
+ *     back to what was synced before the next try starts.
  *  6. Every process end is also followed by a listing of the journal
  *     (collect.h) before anything else starts or resumes, so each journal
  *     entry the route wrote is attributed to the operation whose attempt
@@ -40,6 +46,7 @@
  *                                         EXIT -> record, family hooks,
  *                                                 observe target
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +73,7 @@ struct run {
 	int pause_fault;     /* index into faults, -1 */
 	bool given_up;       /* zombie: the task moved on */
 	bool resumed;
+	bool faulted;        /* a fault acted at one of its HITs */
 };
 
 struct orch {
@@ -336,6 +344,8 @@ static void wait_leases(struct orch *o)
 
 static void wait_ended(struct orch *o, int idx)
 {
+	if (idx < 0 || (size_t)idx >= o->nruns)
+		return;
 	while (!o->s.fatal && !o->runs[idx].ended)
 		if (step(o, -1))
 			break;
@@ -390,6 +400,199 @@ static void on_passed(struct orch *o, int idx, const char *fp, int nth)
 			      nth);
 }
 
+/* --- crash states (invariant 7) ------------------------------------------ */
+
+/* Make the schedule's files state `digest` of the store; what is there
+ * now counts as synced from here on. */
+static int restore_state(struct orch *o, const char *digest, char *err,
+			 size_t errlen)
+{
+	int rc = snap_restore(o->s.p->snaps, digest, o->s.p->dir, err, errlen);
+
+	if (rc || !o->s.durable)
+		return rc;
+	snap_durable_free(o->s.durable);
+	o->s.durable = NULL;
+	return snap_durable_new(o->s.p->snaps, o->s.p->dir, &o->s.durable, err,
+				errlen);
+}
+
+/* Is attempt idx the try this schedule records: the first try of op 1 run
+ * here (op 1's seeds are its first tries), while no fault acted in it? */
+static bool recording(const struct orch *o, int idx)
+{
+	const struct run *r = &o->runs[idx];
+
+	return o->s.p->record && o->s.p->snaps && r->op == 1 && !r->faulted &&
+	       !r->given_up && r->try_number == (int)o->s.p->nseed + 1;
+}
+
+/* The states a kill and a power loss at the nth hit of fp would leave. */
+static void record_point(struct orch *o, int idx, const char *fp, int nth)
+{
+	struct rec_schedule *rec = o->s.rec;
+	struct rec_snap *sn = RECORD_PUSH(rec->snaps, rec->nsnaps);
+	char err[400];
+	int rc;
+
+	if (!sn) {
+		orch__out_of_memory(&o->s);
+		return;
+	}
+	sn->operation = o->runs[idx].op;
+	sn->try_number = o->runs[idx].try_number;
+	put(sn->failpoint, sizeof(sn->failpoint), "%s", fp);
+	sn->hit = nth;
+	sn->wall_ms = clock_wall_ms();
+	sn->start_wall_ms = rec->attempts[idx].start_wall_ms;
+	rc = snap_take(o->s.p->snaps, o->s.p->dir, sn->kill, err, sizeof(err));
+	if (!rc && o->s.durable)
+		rc = snap_take_power(o->s.durable, sn->power, err, sizeof(err));
+	if (rc) {
+		rec->nsnaps--;
+		orch__trouble(&o->s, rc, "recording the state at %s#%d: %s", fp,
+			      nth, err);
+	}
+}
+
+/* power_loss (fault fi) at the nth hit of fp in attempt idx: the machine
+ * goes down -- every process of the schedule dies -- and comes back with
+ * the files as they were synced; the change is credited to idx. */
+static void lose_power(struct orch *o, int idx, int fi, const char *fp,
+		       int nth)
+{
+	struct run *r = &o->runs[idx];
+	char digest[SNAP_DIGEST_HEX + 1], err[400];
+	int rc = FC_USAGE;
+
+	if (o->s.durable)
+		rc = snap_take_power(o->s.durable, digest, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "the route keeps state outside the "
+			 "schedule's files (a service), which cannot lose power "
+			 "here");
+	orch__note_applied(&o->s, fi, idx, r->op, "power lost at %s#%d in op "
+			   "%d try %d", fp, nth, r->op, r->try_number);
+	for (size_t i = 0; i < o->nruns; i++)
+		if (!o->runs[i].ended)
+			sv_proc_kill(o->runs[i].proc);
+	for (size_t i = 0; i < o->nruns && !o->s.fatal; i++)
+		wait_ended(o, (int)i);
+	if (!rc)
+		rc = restore_state(o, digest, err, sizeof(err));
+	if (rc) {
+		orch__trouble(&o->s, rc, "power_loss at %s#%d: %s", fp, nth, err);
+		return;
+	}
+	observe(o, idx);
+}
+
+/* The seed of try k of op, or NULL. */
+static const struct orch_seed *seed_of(const struct orch *o, int op, int k)
+{
+	for (size_t i = 0; i < o->s.p->nseed; i++)
+		if (o->s.p->seed[i].op == op && o->s.p->seed[i].try_number == k)
+			return &o->s.p->seed[i];
+	return NULL;
+}
+
+/* Try sd, recorded elsewhere: its attempt as the recording saw it, its
+ * state restored and observed.  Its index, or -1 out of memory. */
+static int seeded_try(struct orch *o, const struct orch_seed *sd)
+{
+	const struct fault *f = &o->s.p->faults[sd->fault];
+	int idx = new_attempt(o, sd->op, sd->try_number), nth = 0;
+	struct rec_attempt *a;
+	char err[400];
+
+	if (idx < 0)
+		goto nomem;
+	a = &o->s.rec->attempts[idx];
+	for (size_t i = 0; i < sd->nhits; i++) {
+		struct rec_hit *h = RECORD_PUSH(a->hits, a->nhits);
+		if (!h)
+			goto nomem;
+		put(h->name, sizeof(h->name), "%s", sd->hits[i]);
+		h->answer = 'c';
+		nth += strcmp(sd->hits[i], f->failpoint) == 0;
+	}
+	if (a->nhits)
+		a->hits[a->nhits - 1].answer =
+			f->action == FAULT_POWER_LOSS ? 'b' : 'k';
+	a->start_ms = a->end_ms = 0;
+	a->start_wall_ms = sd->start_wall_ms;
+	a->end_wall_ms = sd->end_wall_ms;
+	a->exit_code = -1;
+	a->signal = SIGKILL;
+	a->killed = a->counted = a->contained = true;
+	put(a->seeded, sizeof(a->seeded), "%s", sd->state);
+	o->runs[idx].ended = o->runs[idx].faulted = true;
+	o->s.rec->fired[sd->fault] = true;
+	orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s at %s#%d in op %d "
+			   "try %d (recorded: state %.16s)",
+			   f->action == FAULT_POWER_LOSS ? "power lost" : "kill",
+			   f->failpoint, nth, sd->op, sd->try_number, sd->state);
+	if (restore_state(o, sd->state, err, sizeof(err)))
+		orch__trouble(&o->s, FC_IO, "restoring the recorded state of op "
+			      "%d try %d: %s", sd->op, sd->try_number, err);
+	observe(o, idx);
+	if (o->watch && collect_watch_attempt(o->watch, o->s.rec, idx))
+		goto nomem;
+	return idx;
+nomem:
+	orch__out_of_memory(&o->s);
+	return -1;
+}
+
+/* Before the next try: the lease of try prev runs out (a seeded try's ran
+ * from when it was recorded), unless prev was given up as a zombie (that
+ * wait is already over). */
+static void wait_after(struct orch *o, int prev)
+{
+	const struct rec_attempt *a = &o->s.rec->attempts[prev];
+	long long left;
+
+	if (a->zombie)
+		return;
+	if (!a->seeded[0]) {
+		wait_leases(o);
+		return;
+	}
+	left = a->end_wall_ms + o->zombie_wait_ms - clock_wall_ms();
+	if (left > 0)
+		wait_until(o, clock_mono_ms() + left);
+}
+
+/* Power tracking: every directory the harness makes for the tries exists
+ * before the model starts, so it counts as synced (a route cannot be
+ * blamed for the harness's mkdir), then the model starts. */
+static int start_power(struct orch *o, char *err, size_t errlen)
+{
+	const struct orch_params *p = o->s.p;
+
+	if (!p->snaps) {
+		snprintf(err, errlen, "power_loss: the route keeps state outside "
+			 "the schedule's files (a service), which cannot lose "
+			 "power here");
+		return FC_USAGE;
+	}
+	for (int op = 1; op <= (int)o->s.rec->nops; op++)
+		for (int k = 1; k <= o->tries; k++) {
+			char *x = orch__op_path(&o->s, op, "xcom/try-%d", k);
+			char *run = orch__op_path(&o->s, op, "run");
+			int rc = !x || !run ? FC_NOMEM :
+				 fs_mkdirs(x) || fs_mkdirs(run) ? FC_IO : 0;
+			free(x);
+			free(run);
+			if (rc) {
+				snprintf(err, errlen, "cannot make the tries' "
+					 "directories");
+				return rc;
+			}
+		}
+	return snap_durable_new(p->snaps, p->dir, &o->s.durable, err, errlen);
+}
+
 /* Fault fi (kill, pause or fail) at hit hi, the nth of fp, in attempt idx. */
 static void act_at_hit(struct orch *o, int idx, size_t hi, int fi,
 		       const char *fp, int nth)
@@ -398,7 +601,12 @@ static void act_at_hit(struct orch *o, int idx, size_t hi, int fi,
 	struct rec_hit *h = &o->s.rec->attempts[idx].hits[hi];
 
 	o->s.rec->fired[fi] = true;
+	r->faulted = true;
 	switch (o->s.p->faults[fi].action) {
+	case FAULT_POWER_LOSS:
+		h->answer = 'b';
+		lose_power(o, idx, fi, fp, nth);
+		break;
 	case FAULT_KILL:
 		h->answer = 'k';
 		orch__note_applied(&o->s, fi, idx, r->op, "kill at %s#%d in op %d "
@@ -452,6 +660,8 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 	resume_waiting_at(o, idx, fp);
 	if (r->ended)
 		return; /* killed meanwhile (e.g. its deadline) */
+	if (recording(o, idx))
+		record_point(o, idx, fp, nth);
 	orch__families_hit(&o->fams, &o->s, idx, fp, nth);
 	/* (op, try, failpoint, nth hit) happens once: no fault fires twice
 	 * for an operation, and an operation-0 fault fires for each one */
@@ -670,13 +880,13 @@ static void run_task(struct orch *o, int op)
 
 	ro->task = TASK_RETRIES_EXHAUSTED;
 	for (k = 1; k <= last && !o->s.fatal; k++) {
+		const struct orch_seed *sd = seed_of(o, op, k);
 		const struct rec_attempt *a;
 
-		/* a retry waits out the previous try's lease, unless it was
-		 * given up as a zombie (that wait is already over) */
-		if (idx >= 0 && !o->s.rec->attempts[idx].zombie)
-			wait_leases(o);
-		idx = run_try(o, op, k);
+		/* a retry waits out the previous try's lease */
+		if (idx >= 0)
+			wait_after(o, idx);
+		idx = sd ? seeded_try(o, sd) : run_try(o, op, k);
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
@@ -813,6 +1023,8 @@ static void run_schedule(struct orch *o, char *err, size_t errlen)
 		rc = orch__record_ops(&o->s, &o->su, err, errlen);
 	if (!rc)
 		rc = start_watch(o, err, errlen);
+	if (!rc && o->s.p->track_power)
+		rc = start_power(o, err, errlen);
 	if (rc == FC_NOMEM) {
 		orch__out_of_memory(&o->s);
 		return;
@@ -856,6 +1068,8 @@ static void end_schedule(struct orch *o, bool entered)
 	collect_watch_free(o->watch); /* its connection, before any cleaning */
 	o->watch = NULL;
 	orch__families_release(&o->fams, &o->s);
+	snap_durable_free(o->s.durable);
+	o->s.durable = NULL;
 	if (entered)
 		leave_services(o);
 	orch__setup_release(&o->su);

@@ -69,7 +69,26 @@
 #include "harness/model/record.h"
 #include "harness/model/scenario.h"
 #include "harness/run/services.h"
+#include "harness/run/snapshot.h"
 #include "harness/proc/supervise.h"
+
+/*
+ * One try of operation `op` that another schedule ran and recorded
+ * (orch_params.record): it reached hits[0..nhits) and fault `fault` of
+ * this schedule (a kill or power_loss at hits[nhits-1]) ended it, leaving
+ * state `state` of the store.  The orchestrator does not run it: it
+ * restores the state, records the attempt as the recording saw it
+ * (rec_attempt.seeded), observes, and goes on with the next try.
+ */
+struct orch_seed {
+	int op, try_number;
+	const char *const *hits;
+	size_t nhits;
+	int fault;
+	const char *state;
+	long long start_wall_ms;     /* when it started, and */
+	long long end_wall_ms;       /* ended: leases run from there */
+};
 
 struct orch_params {
 	const struct suite *suite;
@@ -91,6 +110,18 @@ struct orch_params {
 	/* Proxy discovery: the COMMITs proxy_discover->proxy relays during op
 	 * 1 try 1, recorded in its rec_attempt.proxy_commits. */
 	const struct explore_spec *proxy_discover;
+	/* Crash states (harness/run/snapshot.h): the run's store, NULL when
+	 * the schedule's state does not live in its files (then no seeds,
+	 * no recording, and a power_loss fault makes it unverified). */
+	snap_store *snaps;
+	bool record;          /* snapshot at every HIT of the first try of op 1
+				 run here, until a fault acts in it
+				 (rec_schedule.snaps) */
+	bool track_power;     /* watch every fsync/fdatasync/syncfs/sync of
+				 every try (harness/run/snapshot.h): needed by
+				 power_loss faults and power states */
+	const struct orch_seed *seed; /* op 1's first tries, in order */
+	size_t nseed;
 };
 
 /*

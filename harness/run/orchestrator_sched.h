@@ -42,6 +42,10 @@ struct orch_sched {
 	struct template_vars vars;  /* {dir}, {schedule_id}, {service:}, {proxy:} */
 	const char *journal_url;    /* expanded (orchestrator_setup.c owns it);
 				       NULL before setup */
+	snap_durable *durable;      /* orch_params.track_power: what the
+				       schedule's files would keep if power
+				       failed now (the syscall family feeds it
+				       every sync); NULL */
 	int fatal;                  /* first error that leaves no record; 0 */
 	char fatal_msg[200];        /* what failed */
 };

@@ -87,8 +87,10 @@ char **orch__attempt_env(const struct orch_setup *su,
 	rc |= env_add(&env, &n, PROTO_ENV_LEASE_OWNER "=op%d-try%d", op, k);
 	/* routes in other languages reach the journal through our CLI */
 	rc |= env_add(&env, &n, PROTO_ENV_BIN "=%s", orch__self_exe());
-	/* the failpoints we may act at; the route passes the others */
-	if (wait)
+	/* the failpoints we may act at; the route passes the others -- but
+	 * the try being recorded waits at every one, to be snapshotted */
+	if (wait && !(s->p->record && s->p->snaps && op == 1 &&
+		      k == (int)s->p->nseed + 1))
 		rc |= env_add(&env, &n, PROTO_ENV_FAILPOINT_WAIT "=%s", wait);
 	for (size_t i = 0; su->env && su->env[i]; i++)
 		rc |= env_add(&env, &n, "%s", su->env[i]);
@@ -146,7 +148,9 @@ int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 					  &hv, p->sv, &su->obs, err, errlen);
 		orch__upstreams_free(u);
 	}
-	if (!rc && under_syscall_faults(p))
+	/* a power loss replaces the files under the observer: no connection
+	 * of ours may hold the old ones (or their -shm) open meanwhile */
+	if (!rc && (under_syscall_faults(p) || p->track_power))
 		observer_one_shot(su->obs);
 	if (!rc)
 		rc = scenario_expand(p->route->journal, &s->vars, &su->journal_url,

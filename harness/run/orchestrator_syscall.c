@@ -7,8 +7,9 @@
  *
  * Invariants:
  *  1. A try gets a plan only when the schedule has a syscall fault for it,
- *     or when it is the discovery try (op 1, try 1) of a syscall
- *     exploration; every other try runs without a filter.
+ *     when it is the discovery try (op 1, try 1) of a syscall
+ *     exploration, or when the power-loss model is on (invariant 5);
+ *     every other try runs without a filter.
  *  2. Globs hold "{dir}", never the schedule's directory: rules are
  *     expanded here with the directory glob-escaped, and discovery counts
  *     calls per (syscall, scope glob template), so schedule strings replay
@@ -17,6 +18,10 @@
  *     process is gone, or with the family.
  *  4. A rule that failed a call or killed the try fired its fault, and is
  *     recorded as applied in the words of the supervisor's log.
+ *  5. With the power-loss model on (orch_sched.durable), every try runs
+ *     under a plan that intercepts fsync, fdatasync, syncfs and sync, and
+ *     each one is told to the model while its caller is held, before the
+ *     call runs (power_hook): the content it syncs is what the model keeps.
  */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -106,6 +111,42 @@ static int discovery_plan(const struct orch_sched *s, struct try_plan *t,
 	return rc;
 }
 
+/* The syncs the power-loss model must see (invariant 5). */
+static const char *const sync_calls[] = { "fsync", "fdatasync", "syncfs",
+					  "sync", NULL };
+
+static int power_plan(struct try_plan *t, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (const char *const *c = sync_calls; *c && !rc; c++)
+		rc = inject_seccomp_plan_intercept(t->plan, *c);
+	if (rc)
+		snprintf(err, errlen, "%s", inject_seccomp_plan_errmsg(t->plan));
+	return rc;
+}
+
+/* A notification, its caller held: a sync makes content durable. */
+static void power_hook(void *arg, const struct inject_seccomp_event *ev)
+{
+	struct orch_sched *s = arg;
+	char err[400];
+	int rc = 0;
+
+	if (!s->durable)
+		return;
+	if (strcmp(ev->syscall, "fsync") == 0 ||
+	    strcmp(ev->syscall, "fdatasync") == 0)
+		rc = ev->path[0] ? snap_durable_synced(s->durable, ev->path, err,
+							sizeof(err)) : 0;
+	else if (strcmp(ev->syscall, "syncfs") == 0 ||
+		 strcmp(ev->syscall, "sync") == 0)
+		rc = snap_durable_synced_all(s->durable, err, sizeof(err));
+	if (rc)
+		orch__trouble(s, rc, "power-loss model, at %s of '%s': %s",
+			      ev->syscall, ev->path, err);
+}
+
 static bool is_discovery(const struct orch_sched *s, int op, int k)
 {
 	return s->p->sys_discover && op == 1 && k == 1;
@@ -131,7 +172,7 @@ static int plan_try(const struct orch_sched *s, struct try_plan *t, int op,
 		    int k, char *err, size_t errlen)
 {
 	bool discover = is_discovery(s, op, k);
-	bool any = discover;
+	bool any = discover || s->durable;
 	int rc = 0;
 
 	*err = '\0';
@@ -146,6 +187,8 @@ static int plan_try(const struct orch_sched *s, struct try_plan *t, int op,
 		if (for_try(f, op, k))
 			rc = add_rule(s, t, f->rule, (int)i, err, errlen);
 	}
+	if (!rc && s->durable)
+		rc = power_plan(t, err, errlen);
 	if (!rc && discover)
 		rc = discovery_plan(s, t, err, errlen);
 	else if (!rc) /* the schedule's files, even when its dir is in /dev/shm */
@@ -175,6 +218,10 @@ static int try_starts(void *st, struct orch_sched *s, int idx,
 	rc = plan_try(s, t, a->operation, a->try_number, err, errlen);
 	if (!rc)
 		req->seccomp = t->plan;
+	if (!rc && t->plan && s->durable) {
+		req->seccomp_hook = power_hook;
+		req->seccomp_hook_arg = s;
+	}
 	return rc;
 }
 
