@@ -106,6 +106,7 @@ static int seed_from_json(json_t *seed, struct orch_seed **out, size_t *n,
 		sd->try_number = (int)json_integer_value(json_object_get(e, "try"));
 		sd->fault = (int)json_integer_value(json_object_get(e, "fault"));
 		sd->state = json_string_value(json_object_get(e, "state"));
+		sd->what = json_string_value(json_object_get(e, "what"));
 		sd->start_wall_ms = json_integer_value(json_object_get(e,
 							"start_wall_ms"));
 		sd->end_wall_ms = json_integer_value(json_object_get(e, "end_wall_ms"));
@@ -130,11 +131,11 @@ static json_t *recorded_json(const struct rec_schedule *rec)
 	for (size_t i = 0; a && i < rec->nsnaps; i++) {
 		const struct rec_snap *s = &rec->snaps[i];
 		json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:i, s:I, "
-			"s:I, s:s, s:s}", "op", s->operation, "try",
+			"s:I, s:s, s:s, s:s, s:s}", "op", s->operation, "try",
 			s->try_number, "failpoint", s->failpoint, "hit", s->hit,
 			"wall_ms", (json_int_t)s->wall_ms, "start_wall_ms",
 			(json_int_t)s->start_wall_ms, "kill", s->kill, "power",
-			s->power));
+			s->power, "rule", s->rule, "what", s->what));
 	}
 	return a;
 }
@@ -1030,9 +1031,9 @@ static int unit_states(const struct run *R, const struct route_spec *rs,
 		why = "a replay runs its one schedule whole";
 	else if (!sc->explore)
 		why = "a fixed scenario is one schedule: nothing to share";
-	else if (sc->explore->syscalls || sc->explore->proxy[0])
-		why = "syscall and proxy explorations re-execute every "
-		      "schedule";
+	else if (sc->explore->proxy[0])
+		why = "a proxy exploration re-executes every schedule (the "
+		      "state of a connection cannot be snapshotted)";
 	else
 		state_in_files(rs, &why);
 	return cs_unit_new(why == NULL, why, loses_power(sc), !o->no_dedup,

@@ -141,27 +141,34 @@ static int build_chain(cs_unit *u, const struct explore_job *j, json_t **seed,
 		const char *pre = json_string_value(json_object_get(u->alias, prefix));
 		json_t *st, *d;
 
+		bool sys = f->action == FAULT_SYSCALL;
+
 		if (f->operation != 1 || f->attempt != (int)i + 1 ||
-		    !(f->action == FAULT_KILL || (power && i == 0)))
+		    !(f->action == FAULT_KILL || ((power || sys) && i == 0)))
 			break;
-		snprintf(key, sizeof(key), "%s|%d|%s#%d", pre ? pre : prefix,
-			 f->attempt, f->failpoint, f->hit);
+		if (sys)
+			snprintf(key, sizeof(key), "%s|%d|rule:%s", pre ? pre :
+				 prefix, f->attempt, f->rule);
+		else
+			snprintf(key, sizeof(key), "%s|%d|%s#%d", pre ? pre :
+				 prefix, f->attempt, f->failpoint, f->hit);
 		st = json_object_get(u->states, key);
 		d = json_object_get(st, power ? "power" : "kill");
 		if (!json_string_length(d))
 			break;
 		if (json_array_append_new(*seed, json_pack("{s:i, s:i, s:O, s:i, "
-				"s:O, s:O, s:O}", "op", 1, "try", f->attempt, "hits",
-				json_object_get(st, "hits"), "fault", (int)i,
+				"s:O, s:O, s:O, s:O*}", "op", 1, "try", f->attempt,
+				"hits", json_object_get(st, "hits"), "fault", (int)i,
 				"state", d, "start_wall_ms",
 				json_object_get(st, "start"), "end_wall_ms",
-				json_object_get(st, "wall"))))
+				json_object_get(st, "wall"), "what",
+				json_object_get(st, "what"))))
 			return FC_NOMEM;
 		*m = i + 1;
 		*state = json_string_value(d);
-		if (power || schedule_format(j->faults, i + 1, prefix,
-					     sizeof(prefix)))
-			break; /* nothing is recorded after a power loss */
+		if (power || sys || schedule_format(j->faults, i + 1, prefix,
+						    sizeof(prefix)))
+			break; /* nothing is recorded after these */
 	}
 	for (size_t i = *m; i < j->nfaults && *m; i++)
 		if (!later(&j->faults[i], *m))
@@ -299,8 +306,9 @@ static int add_waiter(cs_unit *u, int rep, int id, void *tag, json_t *res,
 	return 0;
 }
 
-/* What the route reached in the recorded try, up to the hit-th HIT of fp:
- * the failpoint names of the attempt (op, try) that ran here. */
+/* What the route reached in the recorded try, up to the hit-th HIT of fp
+ * (fp NULL: its first `hit` HITs): the failpoint names of the attempt
+ * (op, try) that ran here. */
 static json_t *hits_until(json_t *attempts, int op, int k, const char *fp,
 			  int hit)
 {
@@ -313,10 +321,13 @@ static json_t *hits_until(json_t *attempts, int op, int k, const char *fp,
 		    json_integer_value(json_object_get(a, "try")) != k ||
 		    json_object_get(a, "seeded"))
 			continue;
+		if (!fp && hit == 0)
+			return out;
 		json_array_foreach(json_object_get(a, "failpoints"), x, h) {
 			const char *name = json_string_value(json_object_get(h, "name"));
 			json_array_append_new(out, json_string(name ? name : ""));
-			if (name && strcmp(name, fp) == 0 && ++seen == hit)
+			if (fp ? name && strcmp(name, fp) == 0 && ++seen == hit :
+			    (int)x + 1 == hit)
 				return out;
 		}
 	}
@@ -334,22 +345,29 @@ static void store_recorded(cs_unit *u, const char *sched, json_t *res)
 
 	json_array_foreach(rec, i, s) {
 		const char *fp = json_string_value(json_object_get(s, "failpoint"));
+		const char *rule = json_string_value(json_object_get(s, "rule"));
 		int k = (int)json_integer_value(json_object_get(s, "try"));
+		int op = (int)json_integer_value(json_object_get(s, "op"));
 		int hit = (int)json_integer_value(json_object_get(s, "hit"));
 		json_t *hits;
 
 		if (!fp)
 			continue;
-		hits = hits_until(attempts, (int)json_integer_value(
-				json_object_get(s, "op")), k, fp, hit);
+		if (rule && rule[0]) { /* a syscall's: the first `hit` HITs */
+			hits = hits_until(attempts, op, k, NULL, hit);
+			snprintf(key, sizeof(key), "%s|%d|rule:%s", sched, k, rule);
+		} else {
+			hits = hits_until(attempts, op, k, fp, hit);
+			snprintf(key, sizeof(key), "%s|%d|%s#%d", sched, k, fp, hit);
+		}
 		if (!hits)
 			continue;
-		snprintf(key, sizeof(key), "%s|%d|%s#%d", sched, k, fp, hit);
 		if (json_object_set_new(u->states, key, json_pack("{s:O, s:O, "
-				"s:o, s:O, s:O}", "kill", json_object_get(s, "kill"),
-				"power", json_object_get(s, "power"), "hits", hits,
-				"wall", json_object_get(s, "wall_ms"), "start",
-				json_object_get(s, "start_wall_ms"))) == 0)
+				"s:o, s:O, s:O, s:O}", "kill", json_object_get(s,
+				"kill"), "power", json_object_get(s, "power"),
+				"hits", hits, "wall", json_object_get(s, "wall_ms"),
+				"start", json_object_get(s, "start_wall_ms"),
+				"what", json_object_get(s, "what"))) == 0)
 			u->recorded_states++;
 	}
 	json_object_del(res, "recorded");

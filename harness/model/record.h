@@ -71,6 +71,12 @@ struct rec_snap {
 	long long start_wall_ms; /* when the recorded try started */
 	char kill[REC_STATE_LEN];
 	char power[REC_STATE_LEN];
+	/* a recorded syscall discovery: the rule whose kill leaves `kill`
+	 * ("fdatasync#3:kill_before@{dir}/journal.db"; failpoint "", hit = failpoints
+	 * reached before the call) and the words of that kill ("kill_before
+	 * at fdatasync on {dir}/journal.db (#3 there)") */
+	char rule[FAULT_RULE_MAX];
+	char what[200];
 };
 
 /* Discovery: how often op 1 try 1 made an intercepted syscall on paths

@@ -516,7 +516,7 @@ static int seeded_try(struct orch *o, const struct orch_seed *sd)
 		h->answer = 'c';
 		nth += strcmp(sd->hits[i], f->failpoint) == 0;
 	}
-	if (a->nhits)
+	if (a->nhits && f->action != FAULT_SYSCALL)
 		a->hits[a->nhits - 1].answer =
 			f->action == FAULT_POWER_LOSS ? 'b' : 'k';
 	a->start_ms = a->end_ms = 0;
@@ -528,10 +528,16 @@ static int seeded_try(struct orch *o, const struct orch_seed *sd)
 	put(a->seeded, sizeof(a->seeded), "%s", sd->state);
 	o->runs[idx].ended = o->runs[idx].faulted = true;
 	o->s.rec->fired[sd->fault] = true;
-	orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s at %s#%d in op %d "
-			   "try %d (recorded: state %.16s)",
-			   f->action == FAULT_POWER_LOSS ? "power lost" : "kill",
-			   f->failpoint, nth, sd->op, sd->try_number, sd->state);
+	if (f->action == FAULT_SYSCALL)
+		orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s (recorded: "
+				   "state %.16s)", sd->what ? sd->what : f->rule,
+				   sd->state);
+	else
+		orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s at %s#%d in "
+				   "op %d try %d (recorded: state %.16s)",
+				   f->action == FAULT_POWER_LOSS ? "power lost" :
+				   "kill", f->failpoint, nth, sd->op,
+				   sd->try_number, sd->state);
 	if (restore_state(o, sd->state, err, sizeof(err)))
 		orch__trouble(&o->s, FC_IO, "restoring the recorded state of op "
 			      "%d try %d: %s", sd->op, sd->try_number, err);

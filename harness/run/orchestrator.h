@@ -86,6 +86,8 @@ struct orch_seed {
 	size_t nhits;
 	int fault;
 	const char *state;
+	const char *what;            /* a syscall fault: how it killed the try
+				    (rec_snap.what), else NULL */
 	long long start_wall_ms;     /* when it started, and */
 	long long end_wall_ms;       /* ended: leases run from there */
 };

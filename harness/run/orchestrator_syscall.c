@@ -18,6 +18,13 @@
  *     process is gone, or with the family.
  *  4. A rule that failed a call or killed the try fired its fault, and is
  *     recorded as applied in the words of the supervisor's log.
+ *  6. A recorded syscall discovery (orch_params.record with sys_discover)
+ *     snapshots the schedule's files at each call of an explored syscall
+ *     on an explored glob, while the caller is held: the state a
+ *     kill_before there leaves, and for a sync call, which changes no
+ *     content, a kill_after's too.  Each is labelled with the rule string
+ *     the exploration makes for that occurrence (wave_syscalls), counted
+ *     the way the rule counts (in-scope calls matching its glob).
  *  5. With the power-loss model on (orch_sched.durable), every try runs
  *     under a plan that intercepts fsync, fdatasync, syncfs and sync, and
  *     each one is told to the model while its caller is held, before the
@@ -28,6 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
+#include "common/put.h"
+#include "harness/model/schedule.h"
 #include "harness/run/orchestrator_family.h"
 
 /* The plan of one attempt (NULL: it runs without a filter). */
@@ -36,10 +46,29 @@ struct try_plan {
 	int *rule_fault;     /* plan rule i -> index into faults (-1: count) */
 };
 
+/* A recorded syscall discovery (invariant 6): the in-scope calls of one
+ * (syscall, glob) counted so far, and of one path (for the words). */
+struct sys_count {
+	const char *syscall;  /* the scenario's */
+	const char *glob;     /* its template, "{dir}/..." */
+	char *expanded;
+	unsigned long n;
+};
+struct path_count {
+	char *path;
+	char *syscall;
+	unsigned long n;
+};
+
 /* The family's state: the plans, indexed by attempt. */
 struct syscalls {
 	struct try_plan *tries;
 	size_t n;
+	struct orch_sched *s;        /* for the hook */
+	struct sys_count *counts;    /* recording: per (syscall, glob) */
+	size_t ncounts;
+	struct path_count *paths;    /* recording: per (syscall, path) */
+	size_t npaths;
 };
 
 /* tmpl with "{dir}" standing for the escaped schedule directory. */
@@ -126,13 +155,104 @@ static int power_plan(struct try_plan *t, char *err, size_t errlen)
 	return rc;
 }
 
-/* A notification, its caller held: a sync makes content durable. */
-static void power_hook(void *arg, const struct inject_seccomp_event *ev)
+static void path_glob(const struct orch_sched *s, const char *path,
+		      char *out, size_t outlen);
+
+static bool is_sync(const char *sys)
 {
-	struct orch_sched *s = arg;
+	return strcmp(sys, "fsync") == 0 || strcmp(sys, "fdatasync") == 0 ||
+	       strcmp(sys, "syncfs") == 0 || strcmp(sys, "sync") == 0 ||
+	       strcmp(sys, "sync_file_range") == 0;
+}
+
+/* The nth call of sys on this path (for the words of the note). */
+static unsigned long count_path(struct syscalls *sc, const char *sys,
+				const char *path)
+{
+	struct path_count *p;
+
+	for (size_t i = 0; i < sc->npaths; i++)
+		if (strcmp(sc->paths[i].path, path) == 0 &&
+		    strcmp(sc->paths[i].syscall, sys) == 0)
+			return ++sc->paths[i].n;
+	p = RECORD_PUSH(sc->paths, sc->npaths);
+	if (!p)
+		return 0;
+	p->path = strdup(path);
+	p->syscall = strdup(sys);
+	p->n = 1;
+	return 1;
+}
+
+/* One recorded state for the rule "SYS#N:ACTION@GLOB" (invariant 6). */
+static void push_state(struct orch_sched *s, const struct sys_count *c,
+		       const char *action, const char *digest, const char *what)
+{
+	struct rec_schedule *rec = s->rec;
+	struct rec_attempt *a = &rec->attempts[rec->nattempts - 1];
+	struct rec_snap *sn = RECORD_PUSH(rec->snaps, rec->nsnaps);
+	char why[256];
+
+	if (!sn) {
+		orch__out_of_memory(s);
+		return;
+	}
+	sn->operation = a->operation;
+	sn->try_number = a->try_number;
+	sn->hit = (int)a->nhits; /* the failpoints reached before the call */
+	sn->wall_ms = clock_wall_ms();
+	sn->start_wall_ms = a->start_wall_ms;
+	put(sn->kill, sizeof(sn->kill), "%s", digest);
+	snprintf(sn->what, sizeof(sn->what), "%s %s", action, what);
+	if (schedule_rule_make(sn->rule, sizeof(sn->rule), c->syscall, c->n,
+			       action, c->glob, why, sizeof(why)))
+		rec->nsnaps--; /* no rule names it: nothing will ask */
+}
+
+/* A call of the recorded discovery, its caller held (invariant 6). */
+static void record_call(struct syscalls *sc, const struct inject_seccomp_event *ev)
+{
+	struct orch_sched *s = sc->s;
+	char digest[SNAP_DIGEST_HEX + 1] = "", err[400], what[200];
+	char glob[PATH_MAX * 2];
+	unsigned long nth = 0;
+
+	for (size_t i = 0; i < sc->ncounts; i++) {
+		struct sys_count *c = &sc->counts[i];
+		if (strcmp(c->syscall, ev->syscall) != 0 ||
+		    fnmatch(c->expanded, ev->path, 0) != 0)
+			continue;
+		c->n++;
+		if (!digest[0]) {
+			if (snap_take(s->p->snaps, s->p->dir, digest, err,
+				      sizeof(err))) {
+				orch__trouble(s, FC_IO, "recording the state at %s "
+					      "of '%s': %s", ev->syscall,
+					      ev->path, err);
+				return;
+			}
+			nth = count_path(sc, ev->syscall, ev->path);
+			path_glob(s, ev->path, glob, sizeof(glob));
+			snprintf(what, sizeof(what), "at %s on %.50s (#%lu there)",
+				 ev->syscall, glob, nth);
+		}
+		push_state(s, c, "kill_before", digest, what);
+		if (is_sync(ev->syscall))
+			push_state(s, c, "kill_after", digest, what);
+	}
+}
+
+/* A notification, its caller held: a sync makes content durable; a
+ * recorded discovery snapshots. */
+static void sync_hook(void *arg, const struct inject_seccomp_event *ev)
+{
+	struct syscalls *sc = arg;
+	struct orch_sched *s = sc->s;
 	char err[400];
 	int rc = 0;
 
+	if (sc->ncounts && ev->path[0])
+		record_call(sc, ev);
 	if (!s->durable)
 		return;
 	if (strcmp(ev->syscall, "fsync") == 0 ||
@@ -198,6 +318,27 @@ static int plan_try(const struct orch_sched *s, struct try_plan *t, int op,
 	return rc;
 }
 
+/* The counters of a recorded discovery: one per explored (syscall,
+ * glob). */
+static int start_counts(struct syscalls *sc, struct orch_sched *s, char *err,
+			size_t errlen)
+{
+	const struct explore_spec *e = s->p->sys_discover;
+
+	for (char **sys = e->syscalls; sys && *sys; sys++)
+		for (char **g = e->sys_paths; g && *g; g++) {
+			struct sys_count *c = RECORD_PUSH(sc->counts, sc->ncounts);
+			int rc;
+			if (!c)
+				return FC_NOMEM;
+			c->syscall = *sys;
+			c->glob = *g;
+			if ((rc = expand_glob(s, *g, &c->expanded, err, errlen)))
+				return rc;
+		}
+	return 0;
+}
+
 static int try_starts(void *st, struct orch_sched *s, int idx,
 		      struct sv_spawn *req, char *err, size_t errlen)
 {
@@ -218,9 +359,13 @@ static int try_starts(void *st, struct orch_sched *s, int idx,
 	rc = plan_try(s, t, a->operation, a->try_number, err, errlen);
 	if (!rc)
 		req->seccomp = t->plan;
-	if (!rc && t->plan && s->durable) {
-		req->seccomp_hook = power_hook;
-		req->seccomp_hook_arg = s;
+	sc->s = s;
+	if (!rc && is_discovery(s, a->operation, a->try_number) &&
+	    s->p->record && s->p->snaps)
+		rc = start_counts(sc, s, err, errlen);
+	if (!rc && t->plan && (s->durable || sc->ncounts)) {
+		req->seccomp_hook = sync_hook;
+		req->seccomp_hook_arg = sc;
 	}
 	return rc;
 }
@@ -418,6 +563,14 @@ static void release(void *st, struct orch_sched *s)
 	for (size_t i = 0; i < sc->n; i++)
 		plan_release(&sc->tries[i]);
 	free(sc->tries);
+	for (size_t i = 0; i < sc->ncounts; i++)
+		free(sc->counts[i].expanded);
+	free(sc->counts);
+	for (size_t i = 0; i < sc->npaths; i++) {
+		free(sc->paths[i].path);
+		free(sc->paths[i].syscall);
+	}
+	free(sc->paths);
 	free(sc);
 }
 
