@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -466,6 +468,41 @@ static void test_errors(void **state)
 	free(a);
 }
 
+/* A store the route could reach is checked on the way out: an edited
+ * object or manifest never seeds a schedule (restore without the
+ * checks writes the forged bytes and this fails). */
+static void test_tampered_store(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b = new_dir(f), *c = new_dir(f);
+	char d[SNAP_DIGEST_HEX + 1], man[512], obj[512];
+	json_t *m;
+
+	put_text(at(a, "journal.db"), "committed");
+	take(f, a, d);
+	snprintf(man, sizeof(man), "%s/states/%s.json", f->store_root, d);
+	m = json_load_file(man, 0, NULL);
+	assert_non_null(m);
+	snprintf(obj, sizeof(obj), "%s/objects/%s", f->store_root,
+		 json_string_value(json_object_get(json_array_get(
+			json_object_get(m, "entries"), 0), "object")));
+	json_decref(m);
+	assert_int_equal(chmod(obj, 0644), 0);
+	put_text(obj, "forged!!!");
+	assert_int_equal(snap_restore(f->st, d, b, f->err, sizeof(f->err)),
+			 FC_CORRUPT);
+	assert_non_null(strstr(f->err, "was changed"));
+	assert_absent(at(b, "journal.db"));
+	/* a manifest edited in place is refused too */
+	assert_int_equal(chmod(man, 0644), 0);
+	put_text(man, "{\"entries\":[],\"format\":\"fencecert-snapshot/1\"}");
+	assert_int_equal(snap_restore(f->st, d, c, f->err, sizeof(f->err)),
+			 FC_CORRUPT);
+	free(a);
+	free(b);
+	free(c);
+}
+
 /* --- power loss ------------------------------------------------------- */
 
 static snap_durable *durable(struct fx *f, const char *dir)
@@ -708,6 +745,7 @@ int main(void)
 		T(test_restore_replaces),
 		T(test_repeat_take_sees_rewrite),
 		T(test_errors),
+		T(test_tampered_store),
 		T(test_power_baseline_survives),
 		T(test_power_synced_content_only),
 		T(test_power_new_file_needs_dir_sync),

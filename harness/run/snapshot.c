@@ -862,6 +862,19 @@ out:
 }
 
 /* Read and check state digest's manifest into r->m. */
+/* Is root the manifest whose canonical text hashes to digest? */
+static bool manifest_named(json_t *root, const char *digest)
+{
+	char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	char full[IDENTITY_DIGEST_LEN + 1];
+
+	if (!text)
+		return false;
+	identity_buffer_digest(text, strlen(text), full);
+	free(text);
+	return strcmp(full + SNAP_HASH_PREFIX, digest) == 0;
+}
+
 static int load_manifest(struct restore *r, const char *digest)
 {
 	char path[PATH_MAX];
@@ -883,6 +896,12 @@ static int load_manifest(struct restore *r, const char *digest)
 				  strerror(errno));
 	root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
 	fclose(f);
+	if (root && !manifest_named(root, digest)) {
+		json_decref(root);
+		return snap__fail(r->err, r->errlen, FC_CORRUPT, "manifest '%s' "
+				  "does not hold the state it is named after (the "
+				  "state store was changed)", path);
+	}
 	if (!root || json_unpack(root, "{s:o, s:s !}", "entries", &entries,
 				 "format", &format) < 0 ||
 	    strcmp(format, SNAP_FORMAT) != 0 || !json_is_array(entries)) {
@@ -964,26 +983,39 @@ static void parent_of(const char *path, char buf[PATH_MAX])
 
 /* Copy the object open as `in` into a new temporary file beside r->path,
  * with ent's mode, and rename it over r->path. */
+/* The object's bytes, hashed on the way: a store the route could reach
+ * and edit must not seed a schedule with what was never recorded, so an
+ * object whose content is not its name is FC_CORRUPT. */
 static int write_file(struct restore *r, const struct snap_entry *ent, int in)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX];
-	int out, rc = 0, e;
-	ssize_t n;
+	char dir[PATH_MAX], tmp[PATH_MAX], full[IDENTITY_DIGEST_LEN + 1];
+	struct identity_hash *h = identity_hash_new();
+	int out, rc = 0, e = 0;
 
+	if (!h)
+		return snap__fail(r->err, r->errlen, FC_NOMEM,
+				  "out of memory restoring '%s'", r->path);
 	parent_of(r->path, dir);
-	if ((out = make_temp(dir, tmp)) < 0)
+	if ((out = make_temp(dir, tmp)) < 0) {
+		identity_hash_final(h, full);
 		return snap__fail(r->err, r->errlen, FC_IO,
 				  "cannot create a file in '%s': %s", dir,
 				  strerror(errno));
-	while (!rc && (n = read(in, r->st->buf, SNAP_COPY_BUF)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || fs_write_all(out, r->st->buf, (size_t)n) < 0)
-			rc = -1;
+	}
+	rc = copy_hashed(r->st, in, NULL, 0, out, h);
+	if (rc)
+		e = errno;
+	identity_hash_final(h, full);
+	if (!rc && strcmp(full + SNAP_HASH_PREFIX, ent->object) != 0) {
+		close(out);
+		unlink(tmp);
+		return snap__fail(r->err, r->errlen, FC_CORRUPT, "object '%s' of "
+				  "'%s' does not hold what was recorded (the "
+				  "state store was changed)", ent->object,
+				  ent->path);
 	}
 	if (!rc && fchmod(out, ent->mode) < 0)
-		rc = -1;
-	e = errno;
+		rc = -1, e = errno;
 	if (close(out) < 0 && !rc)
 		rc = -1, e = errno;
 	if (!rc && rename(tmp, r->path) < 0)
