@@ -50,6 +50,7 @@ struct mroute {
 	json_t *declared, *reached, *faulted; /* objects used as sets */
 	json_t *unobservable; /* invariant number -> entry, intersected */
 	json_t *notes;
+	json_t *exploration;  /* every shard's coverage.exploration entries */
 	long long syscalls;
 	bool gap;
 };
@@ -199,6 +200,7 @@ static void mroute_release(struct mroute *mr)
 	json_decref(mr->faulted);
 	json_decref(mr->unobservable);
 	json_decref(mr->notes);
+	json_decref(mr->exploration);
 }
 
 static struct mroute *route_get(struct merge *m, const json_t *r)
@@ -221,8 +223,10 @@ static struct mroute *route_get(struct merge *m, const json_t *r)
 	mr->reached = json_object();
 	mr->faulted = json_object();
 	mr->notes = json_array();
+	mr->exploration = json_array();
 	if (!mr->obj || !mr->seen || !mr->order || !mr->by_scenario ||
-	    !mr->declared || !mr->reached || !mr->faulted || !mr->notes) {
+	    !mr->declared || !mr->reached || !mr->faulted || !mr->notes ||
+	    !mr->exploration) {
 		mroute_release(mr);
 		return NULL;
 	}
@@ -360,6 +364,10 @@ static int add_route(struct merge *m, size_t in, const json_t *r)
 	if (json_array_size(rview_arr(r, "schedules")))
 		intersect_unobservable(mr, cov);
 	mr->syscalls += rview_int(cov, "syscall_occurrences_explored", 0);
+	/* each shard's own counts, side by side (crash states) */
+	if (json_is_array(json_object_get(cov, "exploration")))
+		json_array_extend(mr->exploration, json_object_get(cov,
+							   "exploration"));
 	json_array_foreach(rview_arr(cov, "unverified"), i, n) {
 		bool dup = false;
 		json_t *x;
@@ -430,7 +438,7 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules,
 			  "after_mutation",
 			  (json_int_t)t->stopped[VERDICT_WINDOW_AFTER]);
 	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, "
-			 "s:o, s:I, s:O, s:o*}",
+			 "s:o, s:I, s:O, s:o*, s:O}",
 			 "failpoints_declared",
 			 (json_int_t)json_object_size(mr->declared),
 			 "failpoints_reached",
@@ -445,7 +453,8 @@ static json_t *coverage(const struct mroute *mr, const json_t *schedules,
 			 "by_outcome", by_outcome, "by_kind", by_kind,
 			 "invariants_not_observable", unobs,
 			 "syscall_occurrences_explored", (json_int_t)mr->syscalls,
-			 "unverified", mr->notes, "retried_stops", stops);
+			 "unverified", mr->notes, "retried_stops", stops,
+			 "exploration", mr->exploration);
 }
 
 static int finish_route(struct mroute *mr)
