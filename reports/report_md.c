@@ -233,6 +233,47 @@ static void coverage(FILE *out, const json_t *report)
 	fputs("\n</details>\n\n", out);
 }
 
+/* How each scenario ran: recorded (schedules seeded from recorded states,
+ * equal states judged once) or re-executed, with the counts
+ * (docs/crash-states.md). */
+static void exploration(FILE *out, const json_t *report)
+{
+	json_t *r, *e;
+	size_t i, k;
+	bool any = false;
+
+	json_array_foreach(rview_arr(report, "routes"), i, r)
+		any |= json_array_size(rview_arr(json_object_get(r, "coverage"),
+						 "exploration")) > 0;
+	if (!any)
+		return;
+	fputs("<details><summary>Exploration</summary>\n\n"
+	      "| route | scenario | mode | schedules | run | from a recorded "
+	      "state | inherited | distinct states | attempts run | "
+	      "nondeterministic |\n"
+	      "| :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | ---: "
+	      "| ---: |\n", out);
+	json_array_foreach(rview_arr(report, "routes"), i, r)
+		json_array_foreach(rview_arr(json_object_get(r, "coverage"),
+					     "exploration"), k, e) {
+			fputs("| ", out);
+			rview_md(out, rview_str(r, "name"));
+			fputs(" | ", out);
+			rview_md(out, rview_str(e, "scenario"));
+			fputs(" | ", out);
+			rview_md(out, rview_str(e, "mode"));
+			fprintf(out, " | %lld | %lld | %lld | %lld | %lld | %lld | "
+				"%lld |\n", rview_int(e, "schedules", 0),
+				rview_int(e, "executed", 0),
+				rview_int(e, "seeded", 0),
+				rview_int(e, "inherited", 0),
+				rview_int(e, "distinct_states", 0),
+				rview_int(e, "attempts_run", 0),
+				rview_int(e, "nondeterministic", 0));
+		}
+	fputs("\n</details>\n\n", out);
+}
+
 static void facts(FILE *out, const json_t *report)
 {
 	json_t *tool = json_object_get(report, "tool");
@@ -257,6 +298,7 @@ int report_md_write(const json_t *report, FILE *out)
 	violations(out, report);
 	unverified(out, report);
 	coverage(out, report);
+	exploration(out, report);
 	facts(out, report);
 	return fflush(out) || ferror(out) ? FC_IO : 0;
 }
