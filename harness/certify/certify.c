@@ -68,10 +68,12 @@ static bool state_in_files(const struct route_spec *rs, const char **why)
 		if ((strncmp(u, "sqlite:", 7) && strncmp(u, "file:", 5)) ||
 		    !strstr(u, "{dir}") || strstr(u, "{proxy:") ||
 		    strstr(u, "{service:")) {
-			*why = i ? "its target is not a file under {dir} (a "
-				   "service cannot be snapshotted)" :
-				   "its journal is not a file under {dir} (a "
-				   "service cannot be snapshotted)";
+			*why = i ? "its target is not a sqlite: or file: URL "
+				   "under {dir} (a service, or files elsewhere, "
+				   "cannot be snapshotted)" :
+				   "its journal is not a sqlite: or file: URL "
+				   "under {dir} (a service, or files elsewhere, "
+				   "cannot be snapshotted)";
 			return false;
 		}
 	}
@@ -537,11 +539,9 @@ static void account(struct run *R, struct unit *u, const struct inflight *in,
 
 /* Results that are final (crash_states.h): each fed to the explorer when
  * its job wants a trace, then accounted. */
-static int take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
-		      size_t n)
+static void take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
+		       size_t n)
 {
-	int rc = 0;
-
 	for (size_t i = 0; i < n; i++) {
 		struct inflight *in = ready[i].tag;
 		json_t *sched = ready[i].res;
@@ -555,7 +555,11 @@ static int take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
 			reproduce(R->o, R->s->routes[u->r].name,
 				  R->s->scenarios[u->s].name, in->schedule, repro,
 				  sizeof(repro));
+			json_t *v;
+			size_t k;
 			json_object_set_new(sched, "reproduce", json_string(repro));
+			json_array_foreach(json_object_get(sched, "violations"), k, v)
+				json_object_set_new(v, "reproduce", json_string(repro));
 		}
 		if (in->wants_trace &&
 		    (lost || feed_trace(u, in->id, ready[i].trace)))
@@ -567,7 +571,6 @@ static int take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
 		free(in);
 	}
 	free(ready);
-	return rc;
 }
 
 static int handle_result(struct run *R, struct inflight *in, json_t *res)

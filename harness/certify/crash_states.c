@@ -262,7 +262,10 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 		u->executed++;
 		u->seeded++;
 		u->rechecked++;
-		out->record = false;
+		out->record = false; /* its representative's recording serves */
+		if (json_object_set(u->alias, sched,
+				    json_object_get(rep, "schedule")))
+			return FC_NOMEM;
 		return json_object_set_new(info, "recheck", json_true()) ?
 			FC_NOMEM : 0;
 	}
@@ -430,7 +433,7 @@ static void compare(cs_unit *u, json_t *res, const json_t *rep,
 static json_t *inherited_result(const json_t *skel, const json_t *rep)
 {
 	json_t *r = json_copy((json_t *)rep), *faults = json_array();
-	json_t *repf = json_object_get(rep, "faults"), *f, *faulted;
+	json_t *repf = json_object_get(rep, "faults"), *f, *faulted, *viol;
 	size_t m = (size_t)json_integer_value(json_object_get(skel, "m")), i;
 	const char *state = json_string_value(json_object_get(skel, "state"));
 	const char *from = json_string_value(json_object_get(skel, "rep_schedule"));
@@ -446,7 +449,24 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 			"fired", i < m || json_is_true(json_object_get(
 				json_array_get(repf, i), "fired"))));
 	faulted = json_copy(json_object_get(skel, "faulted"));
-	json_array_extend(faulted, json_object_get(rep, "faulted"));
+	json_array_foreach(json_object_get(rep, "faulted"), i, f) {
+		bool dup = false;
+		json_t *g;
+		size_t k;
+		json_array_foreach(faulted, k, g)
+			dup |= json_equal(f, g);
+		if (!dup)
+			json_array_append(faulted, f);
+	}
+	/* its violations, under its own name (certify adds the reproduce
+	 * line of this schedule) */
+	viol = json_array();
+	json_array_foreach(json_object_get(rep, "violations"), i, f) {
+		json_t *v = json_copy(f);
+		json_object_set(v, "schedule", json_object_get(skel, "schedule"));
+		json_object_del(v, "reproduce");
+		json_array_append_new(viol, v);
+	}
 	snprintf(detail, sizeof(detail), "same durable state as '%s' "
 		 "(sha256:%.16s...) and the same faults after it: judged once, "
 		 "its outcome holds here", from ? from : "?", state ? state : "");
@@ -458,6 +478,7 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 	json_object_set_new(r, "applied", json_array());
 	json_object_set_new(r, "faults", faults);
 	json_object_set_new(r, "faulted", faulted);
+	json_object_set_new(r, "violations", viol);
 	json_object_set_new(r, "inherited", json_pack("{s:s?, s:s+, s:s}",
 		"from", from, "state", "sha256:", state ? state : "", "detail",
 		detail));

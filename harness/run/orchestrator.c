@@ -22,18 +22,18 @@
  *  5. The loop calls down only: into the families (through
  *     orchestrator_family.c and their tables), its setup, the wait set and
  *     the schedule context; none of them calls back.
- *  7. Crash states (orch_params.snaps): a seeded try is never run here --
- *     its recorded state is restored and observed like an ended try, and
- *     the next try waits for its lease as if it had just ended then; the
- *     recorded try is snapshotted at each HIT before anything acts there;
- *     a power loss kills every process of the schedule and puts its files
- *     back to what was synced before the next try starts.
  *  6. Every process end is also followed by a listing of the journal
  *     (collect.h) before anything else starts or resumes, so each journal
  *     entry the route wrote is attributed to the operation whose attempt
  *     wrote it, under the id the route gave it.  The harness reads the
  *     journal on its own way there: {proxy:NAME} in the route's journal
  *     URL is the proxy's upstream for it, so no proxy fault meets it.
+ *  7. Crash states (orch_params.snaps): a seeded try is never run here --
+ *     its recorded state is restored and observed like an ended try, and
+ *     the next try waits for its lease as if it had just ended then; the
+ *     recorded try is snapshotted at each HIT before anything acts there;
+ *     a power loss kills every process of the schedule and puts its files
+ *     back to what was synced before the next try starts.
  *
  * Per try:                              per event:
  *   spawn --> drive until it exits        HIT  -> record; maybe resume a
@@ -469,8 +469,9 @@ static void lose_power(struct orch *o, int idx, int fi, const char *fp,
 		rc = snap_take_power(o->s.durable, digest, err, sizeof(err));
 	else
 		snprintf(err, sizeof(err), "the route keeps state outside the "
-			 "schedule's files (a service), which cannot lose power "
-			 "here");
+			 "schedule's files (its journal or target is not a "
+			 "sqlite: or file: URL under {dir}), which cannot lose "
+			 "power here");
 	orch__note_applied(&o->s, fi, idx, r->op, "power lost at %s#%d in op "
 			   "%d try %d", fp, nth, r->op, r->try_number);
 	for (size_t i = 0; i < o->nruns; i++)
@@ -578,7 +579,8 @@ static int start_power(struct orch *o, char *err, size_t errlen)
 
 	if (!p->snaps) {
 		snprintf(err, errlen, "power_loss: the route keeps state outside "
-			 "the schedule's files (a service), which cannot lose "
+			 "the schedule's files (its journal or target is not a "
+			 "sqlite: or file: URL under {dir}), which cannot lose "
 			 "power here");
 		return FC_USAGE;
 	}
@@ -827,6 +829,44 @@ static void family_fault(struct orch *o, const struct orch_family *f, int fi,
 	*cleared |= b.cleared;
 }
 
+/* What the harness itself changed between tries (fault f after try k of
+ * op) is synced: the model must not undo a lost XCom or pod on a power
+ * loss.  An emptied directory is synced as it is; anything else (a new
+ * source, an operator's recover, a member) syncs every file, the dead
+ * try's unsynced writes with it (docs/crash-states.md, limits). */
+static void harness_synced(struct orch *o, const struct fault *f, int op, int k)
+{
+	char err[400], *path;
+	int rc = 0;
+
+	if (!o->s.durable || !o->s.rec->fired[f - o->s.p->faults])
+		return;
+	switch (f->action) {
+	case FAULT_LOSE_XCOM:
+		for (int t = 1; t <= k && !rc; t++) {
+			path = orch__op_path(&o->s, op, "xcom/try-%d", t);
+			rc = path ? snap_durable_synced(o->s.durable, path, err,
+							sizeof(err)) : FC_NOMEM;
+			free(path);
+		}
+		break;
+	case FAULT_LOSE_POD:
+		path = orch__op_path(&o->s, op, "run");
+		rc = path ? snap_durable_synced(o->s.durable, path, err,
+						sizeof(err)) : FC_NOMEM;
+		free(path);
+		break;
+	default:
+		rc = snap_durable_synced_all(o->s.durable, err, sizeof(err));
+		break;
+	}
+	if (rc == FC_NOMEM)
+		orch__out_of_memory(&o->s);
+	else if (rc)
+		orch__trouble(&o->s, rc, "power-loss model, after %s: %s",
+			      fault_action_name(f->action), err);
+}
+
 /* The between-tries faults once try k of op ended (or was given up as a
  * zombie: `zombie`), in the order the schedule lists them.  *cleared: an
  * operator's recover apply moved the operation, after which the operator
@@ -847,6 +887,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 			family_fault(o, fam, (int)i, op, k, zombie, cleared);
 		else
 			task_fault(o, (int)i, op, k);
+		harness_synced(o, f, op, k);
 	}
 }
 

@@ -259,8 +259,9 @@ static void sync_hook(void *arg, const struct inject_seccomp_event *ev)
 	    strcmp(ev->syscall, "fdatasync") == 0)
 		rc = ev->path[0] ? snap_durable_synced(s->durable, ev->path, err,
 							sizeof(err)) : 0;
-	else if (strcmp(ev->syscall, "syncfs") == 0 ||
-		 strcmp(ev->syscall, "sync") == 0)
+	else if (strcmp(ev->syscall, "sync") == 0 ||
+		 (strcmp(ev->syscall, "syncfs") == 0 && /* of our file system */
+		  strncmp(ev->path, s->p->dir, strlen(s->p->dir)) == 0))
 		rc = snap_durable_synced_all(s->durable, err, sizeof(err));
 	if (rc)
 		orch__trouble(s, rc, "power-loss model, at %s of '%s': %s",
