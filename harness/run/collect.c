@@ -245,7 +245,8 @@ int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
 		too_many(w, r, n);
 		return 0;
 	}
-	qsort(e, n, sizeof(*e), entry_cmp);
+	if (n)
+		qsort(e, n, sizeof(*e), entry_cmp);
 	rc = attribute(w, r, idx, e, n);
 	free(e);
 	return rc;
