@@ -327,7 +327,8 @@ int collect_journal(struct rec_schedule *r, collect_watch *w)
 		all_ops(r, FC_JOURNAL_UNAVAILABLE);
 		return 0;
 	}
-	qsort(e, n, sizeof(*e), entry_cmp);
+	if (n)
+		qsort(e, n, sizeof(*e), entry_cmp);
 	rc = attribute(w, r, -1, e, n);
 	free(e);
 	if (!rc)
