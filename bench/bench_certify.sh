@@ -34,10 +34,11 @@
 #
 # Dropped, for time: every-failpoint at --jobs 4 and with exec'd attempts
 # (no fork server), which measured what the fork server is worth, not what
-# recording is.  Even so the script takes 7 to 8 minutes on 2 cores, over
-# the 5 it should: the exhaustive pair alone takes about 5 (3200 schedules
-# each; the interleavings, over 40 % of them, pause a process and so cannot
-# start from a recorded state), the default suite 1, the A/B rounds 1.
+# recording is.  Even so the script takes 5 to 8 minutes on 2 shared cores
+# (5.2 and 7.5 measured, load average 3 to 8), over the 5 it should: the
+# exhaustive pair alone takes 3.5 to 5 (3200 schedules each; the
+# interleavings, over 40 % of them, pause a process and so cannot start
+# from a recorded state), the default suite about 1, the A/B rounds 1.
 set -eu
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
