@@ -186,6 +186,12 @@ void observer_one_shot(observer *o)
 	o->one_shot = true;
 }
 
+void observer_drop(observer *o)
+{
+	if (o && o->reader)
+		target_reader_drop(o->reader);
+}
+
 const char *observer_target(const observer *o)
 {
 	return o->target;

@@ -61,6 +61,10 @@ void observer_free(observer *o); /* NULL is a no-op */
  */
 void observer_one_shot(observer *o);
 
+/* Close the target now, once: the files under it were replaced (a
+ * restored state), so the next observation opens them afresh. */
+void observer_drop(observer *o);
+
 /* The expanded target URL, as the route is given it. */
 const char *observer_target(const observer *o);
 

@@ -55,6 +55,7 @@
 #include "common/clock.h"
 #include "common/fsutil.h"
 #include "common/put.h"
+#include "harness/proc/freeze.h"
 #include "harness/run/collect.h"
 #include "harness/run/orchestrator_family.h"
 #include "harness/run/orchestrator_setup.h"
@@ -407,7 +408,11 @@ static void on_passed(struct orch *o, int idx, const char *fp, int nth)
 static int restore_state(struct orch *o, const char *digest, char *err,
 			 size_t errlen)
 {
-	int rc = snap_restore(o->s.p->snaps, digest, o->s.p->dir, err, errlen);
+	int rc;
+
+	/* no connection of ours may span the old and the new files */
+	observer_drop(o->su.obs);
+	rc = snap_restore(o->s.p->snaps, digest, o->s.p->dir, err, errlen);
 
 	if (rc || !o->s.durable)
 		return rc;
@@ -432,6 +437,7 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 {
 	struct rec_schedule *rec = o->s.rec;
 	struct rec_snap *sn = RECORD_PUSH(rec->snaps, rec->nsnaps);
+	struct frozen fz = { 0 };
 	char err[400];
 	int rc;
 
@@ -445,9 +451,18 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 	sn->hit = nth;
 	sn->wall_ms = clock_wall_ms();
 	sn->start_wall_ms = rec->attempts[idx].start_wall_ms;
-	rc = snap_take(o->s.p->snaps, o->s.p->dir, sn->kill, err, sizeof(err));
+	/* the route's other processes stand still too: a kill stops them
+	 * all at once (harness/proc/freeze.h) */
+	rc = freeze_tree(sv_proc_pid(o->runs[idx].proc), &fz);
+	if (rc)
+		snprintf(err, sizeof(err), "cannot stop the attempt's processes");
+	if (!rc)
+		rc = snap_take(o->s.p->snaps, o->s.p->dir, sn->kill, err,
+			       sizeof(err));
 	if (!rc && o->s.durable)
 		rc = snap_take_power(o->s.durable, sn->power, err, sizeof(err));
+	if (fz.n)
+		freeze_thaw(&fz);
 	if (rc) {
 		rec->nsnaps--;
 		orch__trouble(&o->s, rc, "recording the state at %s#%d: %s", fp,

@@ -148,9 +148,12 @@ int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 					  &hv, p->sv, &su->obs, err, errlen);
 		orch__upstreams_free(u);
 	}
-	/* a power loss replaces the files under the observer: no connection
-	 * of ours may hold the old ones (or their -shm) open meanwhile */
-	if (!rc && (under_syscall_faults(p) || p->track_power))
+	/* a power loss replaces the files under the observer, and a
+	 * snapshot opens and closes them in this process -- which drops
+	 * every POSIX lock this process holds on them, the observer's
+	 * SQLite read locks included: no connection of ours may stay open
+	 * while the route runs then */
+	if (!rc && (under_syscall_faults(p) || p->track_power || p->record))
 		observer_one_shot(su->obs);
 	if (!rc)
 		rc = scenario_expand(p->route->journal, &s->vars, &su->journal_url,
