@@ -1,0 +1,254 @@
+#!/bin/sh
+# crash_states.sh -- crash-state exploration (harness/certify/
+# crash_states.h) judges exactly what re-executing every schedule judges,
+# and reports a route that is not deterministic given its durable state.
+#
+# (a) Verdict equivalence.  Per route the verdict, and per schedule string
+#     the outcome and the sorted violated invariants, must agree between
+#       - scenarios/default.yaml recorded (the default), --no-dedup and
+#         --reexecute (the C routes on SQLite and on files, the journal-
+#         less naive control and split-fence: the shell and Python
+#         examples take minutes here, crash_states_shell.sh covers the
+#         shell one);
+#       - scenarios/exhaustive.yaml's every-failpoint for c-sqlite,
+#         recorded and --reexecute -- and the recorded run really seeded
+#         and inherited schedules and ran fewer attempts (so a regression
+#         that silently re-executes everything fails here);
+#       - scenarios/syscalls.yaml (c-file and naive): its explorations
+#         are re-executed anyway, the report says so and why, and
+#         --reexecute changes nothing.
+# (b) The finding.  A route whose retry depends on a counter outside the
+#     schedule's files (odd retries run the naive control, which writes
+#     the rows again; even ones the certified route) is run with
+#     --recheck 100 --jobs 1 (so which retry is odd is fixed): some
+#     rechecked schedule must carry "nondeterministic", the route's
+#     exploration must count it, and the route must not be certified and
+#     must say "not deterministic".  The certified route beside it, under
+#     the same rechecks, must show no such finding.
+#
+# The comment above each check says which wrong behaviour it catches.
+set -eu
+BUILD=${BUILD:-build}
+FENCECERT=${FENCECERT:-$PWD/$BUILD/fencecert}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fc-crash-states.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/expect.sh"
+check="python3 $(dirname "$0")/crash_states_check.py"
+
+for s in default exhaustive syscalls; do
+	sed "s#build/fencecert#$FENCECERT#g" "scenarios/$s.yaml" >"$tmp/$s.yaml"
+done
+
+# run NAME STATUS SUITE ARGS...: certify SUITE into $tmp/NAME, expecting
+# exit STATUS
+run() {
+	name=$1 status=$2 suite=$3
+	shift 3
+	start=$(date +%s)
+	expect "$status" "$FENCECERT" certify "$tmp/$suite.yaml" --full-report \
+		--format json --out "$tmp/$name" --quiet "$@"
+	echo "$name: $(($(date +%s) - start)) s"
+}
+
+# --- (a) default.yaml three ways ------------------------------------------------
+routes="--route c-sqlite --route c-file --route naive --route split-fence"
+# shellcheck disable=SC2086
+run default-rec 0 default $routes --jobs 2
+# shellcheck disable=SC2086
+run default-nodedup 0 default $routes --jobs 2 --no-dedup
+# shellcheck disable=SC2086
+run default-reexec 0 default $routes --jobs 2 --reexecute
+# Catches a seeded or inherited schedule judged otherwise than when run
+# whole (a restored state unlike a kill's, a result inherited from
+# another experiment, a seeded trace that loses the retries' failpoints).
+$check same "$tmp/default-reexec/report.json" "$tmp/default-rec/report.json" \
+	"$tmp/default-nodedup/report.json" || fail "default.yaml: the three modes disagree"
+# Catches the modes not taking effect: the failpoint explorations must be
+# recorded by default and with --no-dedup, and --reexecute re-executes
+# them all.
+$check modes "$tmp/default-rec/report.json" recorded every-failpoint random ||
+	fail "default.yaml: explorations not recorded"
+$check modes "$tmp/default-nodedup/report.json" recorded every-failpoint random ||
+	fail "default.yaml --no-dedup: explorations not recorded"
+$check modes "$tmp/default-reexec/report.json" re-executed ||
+	fail "default.yaml --reexecute: something was not re-executed"
+python3 - "$tmp/default-rec/report.json" "$tmp/default-nodedup/report.json" \
+	"$tmp/default-reexec/report.json" <<'PY' || fail "default.yaml: seeding/dedup counts wrong"
+import json, sys
+rec, nodedup, reexec = (json.load(open(p)) for p in sys.argv[1:])
+bad = []
+def expl(rep):
+    return [(rt["name"], e) for rt in rep["routes"]
+            for e in rt["coverage"]["exploration"]]
+# Catches recorded mode that seeds nothing (every schedule run whole).
+if sum(e["seeded"] for _, e in expl(rec)) == 0:
+    bad.append("recorded: no schedule was seeded")
+# Catches --no-dedup that still inherits, or that stops seeding.
+for name, e in expl(nodedup):
+    if e["inherited"]:
+        bad.append(f"--no-dedup: {name} {e['scenario']}: {e['inherited']} inherited")
+if sum(e["seeded"] for _, e in expl(nodedup)) == 0:
+    bad.append("--no-dedup: no schedule was seeded")
+# Catches --reexecute that still seeds, and a why that is not the flag.
+for name, e in expl(reexec):
+    if e["seeded"] or e["inherited"] or e.get("why") != "--reexecute":
+        bad.append(f"--reexecute: {name} {e['scenario']}: {e}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+ok "default.yaml: recorded, --no-dedup and --reexecute agree on every verdict and schedule"
+
+# --- (a) exhaustive every-failpoint, c-sqlite ---------------------------------
+run exh-rec 0 exhaustive --route c-sqlite --only every-failpoint --jobs 2
+run exh-reexec 0 exhaustive --route c-sqlite --only every-failpoint --jobs 2 --reexecute
+$check same "$tmp/exh-reexec/report.json" "$tmp/exh-rec/report.json" ||
+	fail "exhaustive every-failpoint: recorded and --reexecute disagree"
+$check modes "$tmp/exh-rec/report.json" recorded every-failpoint ||
+	fail "exhaustive every-failpoint: not recorded"
+python3 - "$tmp/exh-rec/report.json" "$tmp/exh-reexec/report.json" <<'PY' || fail "exhaustive every-failpoint: the recorded run did not seed, inherit and save attempts"
+import json, sys
+rec, reexec = ({e["scenario"]: e for e in json.load(open(p))["routes"][0]
+                ["coverage"]["exploration"]}["every-failpoint"]
+               for p in sys.argv[1:])
+print("recorded:", rec)
+print("re-executed:", reexec)
+# Catches a regression that silently re-executes everything (or never
+# dedups): seeded and inherited schedules, fewer attempts run.
+ok = (rec["seeded"] > 0 and rec["inherited"] > 0 and
+      rec["attempts_run"] < reexec["attempts_run"] and
+      rec["schedules"] == reexec["schedules"])
+sys.exit(0 if ok else 1)
+PY
+ok "exhaustive.yaml every-failpoint (c-sqlite): recorded agrees with --reexecute, with fewer attempts"
+
+# --- (a) syscalls.yaml: re-executed either way ---------------------------------
+if grep -qw user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null; then
+	run sys-rec 0 syscalls --route c-file --route naive --jobs 2
+	run sys-reexec 0 syscalls --route c-file --route naive --jobs 2 --reexecute
+	# Catches syscall explorations recorded (their faults act inside a
+	# syscall, where no failpoint snapshot is taken), or a report that
+	# does not say why they were not.
+	$check modes "$tmp/sys-rec/report.json" re-executed ||
+		fail "syscalls.yaml: not re-executed"
+	python3 - "$tmp/sys-rec/report.json" <<'PY' || fail "syscalls.yaml: the re-executed explorations give no why of their own"
+import json, sys
+whys = {e["why"] for rt in json.load(open(sys.argv[1]))["routes"]
+        for e in rt["coverage"]["exploration"] if e["scenario"] != "clean"}
+print("why:", whys)
+sys.exit(0 if whys and "--reexecute" not in whys else 1)
+PY
+	$check same "$tmp/sys-reexec/report.json" "$tmp/sys-rec/report.json" ||
+		fail "syscalls.yaml: --reexecute changed a verdict or an outcome"
+	ok "syscalls.yaml: re-executed (and why), same verdicts with --reexecute"
+else
+	echo "skipped syscalls.yaml: no seccomp user notification on this kernel"
+fi
+
+# --- (b) a route that is not deterministic given its durable state --------------
+# Its retries alternate: odd ones (counted in $tmp/flips, outside the
+# schedule's files, which the harness neither snapshots nor restores)
+# run the naive control, even ones the certified route.  Try 1 is always
+# the certified route, so every recorded state is one it leaves.
+cat >"$tmp/flip.sh" <<EOF
+#!/bin/sh
+if [ "\$FENCECERT_TRY_NUMBER" -ge 2 ]; then
+	n=\$(cat "\$FLIP_COUNTER" 2>/dev/null || echo 0)
+	n=\$((n + 1))
+	echo "\$n" >"\$FLIP_COUNTER"
+	[ \$((n % 2)) -eq 0 ] || exec "$FENCECERT" route --variant naive
+fi
+exec "$FENCECERT" route
+EOF
+cat >"$tmp/flip.yaml" <<EOF
+version: 1
+suite: flip
+routes:
+  - name: flip
+    command: [sh, "$tmp/flip.sh"]
+    journal: "sqlite:{dir}/journal.db"
+    target: "sqlite:{dir}/target.db"
+    observe: &sql
+      sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"
+    env: {FLIP_COUNTER: "$tmp/flips"}
+    expect: rejected
+  - name: steady
+    command: [$FENCECERT, route]
+    journal: "sqlite:{dir}/journal.db"
+    target: "sqlite:{dir}/target.db"
+    observe: *sql
+    expect: certified-automatic
+workload:
+  operations: 1
+  rows_per_operation: 5
+  seed: 1
+orchestrator:
+  retries: 3
+  zombie_delay_ms: 5
+  lease_ttl_ms: 5
+  attempt_timeout_ms: 20000
+scenarios:
+  # after_target_commit .. before_target_committed leave one state: a
+  # representative and three schedules judged from the same state
+  - name: after-commit
+    explore:
+      failpoints: [after_committing, after_target_commit, before_probe,
+                   after_probe, before_target_committed]
+      actions: [kill]
+EOF
+# exit 0 or 1: flip must not be certified (rejected when its representative
+# ran naive, unverified otherwise); the check below looks at the verdicts
+set +e
+"$FENCECERT" certify "$tmp/flip.yaml" --recheck 100 --jobs 1 --full-report \
+	--format json --out "$tmp/flip" --quiet >"$tmp/flip.table" 2>&1
+rc=$?
+set -e
+[ -f "$tmp/flip/report.json" ] || fail "flip suite: no report (exit $rc): $(cat "$tmp/flip.table")"
+python3 - "$tmp/flip/report.json" <<'PY' || fail "flip suite: the nondeterminism was not reported"
+import json, sys
+routes = {r["name"]: r for r in json.load(open(sys.argv[1]))["routes"]}
+bad = []
+flip, steady = routes["flip"], routes["steady"]
+e = {x["scenario"]: x for x in flip["coverage"]["exploration"]}["after-commit"]
+nd = [s for s in flip["schedules"] if "nondeterministic" in s]
+print("flip:", flip["verdict"], e)
+for s in nd:
+    n = s["nondeterministic"]
+    print(f"   {n['representative']}: {n['representative_outcome']}; "
+          f"rechecked as {s['schedule']}: {s['outcome']}")
+# Catches rechecks that never run (--recheck ignored: every schedule
+# after the representative inherits its outcome, and the flip is hidden).
+if e["mode"] != "recorded" or e["rechecked"] == 0:
+    bad.append(f"flip: nothing rechecked: {e}")
+# Catches a recheck whose different outcome is not written into its
+# schedule, or not against the representative that ran from its state.
+if not nd:
+    bad.append("flip: no schedule carries 'nondeterministic'")
+for s in nd:
+    n = s["nondeterministic"]
+    if s.get("recheck_of", {}).get("schedule") != n.get("representative") or \
+            n.get("state") != s.get("seeded", {}).get("state"):
+        bad.append(f"flip: {s['schedule']}: nondeterministic {n} does not name "
+                   f"the representative it was rechecked against {s.get('recheck_of')}")
+# Catches the finding not counted in the scenario's summary.
+if e["nondeterministic"] != len(nd) or e["nondeterministic"] == 0:
+    bad.append(f"flip: exploration counts {e['nondeterministic']} "
+               f"nondeterministic, {len(nd)} schedule(s) carry it")
+# Catches a finding that leaves the route certified, or says nothing.
+if flip["verdict"].startswith("certified"):
+    bad.append(f"flip: verdict {flip['verdict']} despite the finding")
+if not any("not deterministic" in n for n in flip["coverage"]["unverified"]):
+    bad.append(f"flip: no note says 'not deterministic': {flip['coverage']['unverified']}")
+# Catches false findings: the same rechecks on a deterministic route.
+es = {x["scenario"]: x for x in steady["coverage"]["exploration"]}["after-commit"]
+print("steady:", steady["verdict"], es)
+if steady["verdict"] != "certified-automatic" or es["nondeterministic"] or \
+        es["rechecked"] == 0 or \
+        any("nondeterministic" in s for s in steady["schedules"]):
+    bad.append(f"steady: {steady['verdict']}, {es}, notes {steady['coverage']['unverified']}")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+ok "a route that is not deterministic given its durable state is reported, not certified"
+echo "ok: $checks checks"
