@@ -1,9 +1,22 @@
 /*
  * sqlite_reader.c -- see sqlite_reader.h.
  */
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "common/sqlite_reader.h"
+
+static bool keep_wal;
+
+void fc_sqlite_readers_keep_wal(bool on)
+{
+	keep_wal = on;
+}
+
+bool fc_sqlite_readers_keeping_wal(void)
+{
+	return keep_wal;
+}
 
 int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db)
 {
@@ -11,7 +24,7 @@ int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db)
 		    SQLITE_OPEN_READONLY;
 	int rc = sqlite3_open_v2(path, db, flags | extra, NULL);
 
-	if (rc == SQLITE_OK)
+	if (rc == SQLITE_OK && keep_wal)
 		rc = sqlite3_db_config(*db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 				       NULL);
 	if (rc == SQLITE_OK)

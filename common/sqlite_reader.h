@@ -8,15 +8,19 @@
  * leaves them behind.  So the file is opened read-write without
  * SQLITE_OPEN_CREATE and made PRAGMA query_only (a setting of the
  * connection, nothing is written): any write statement fails, a missing
- * file is not created, no journal_mode or synchronous pragma runs.  Nor
- * does the close checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a last
- * connection's close would copy the -wal into the database, fsync it and
- * delete the -wal by name -- a write the route did not make, which a
- * power-loss model of the route's syncs cannot see (harness/run/
- * snapshot.h), and a deletion that hits whatever file holds that name by
- * then.  The -wal and -shm stay as a killed writer leaves them; the next
- * writer's close checkpoints.  A file we may not write is opened
+ * file is not created, no journal_mode or synchronous pragma runs, and a
+ * WAL file's -wal/-shm vanish again when the connection closes as they
+ * would for any reader.  A file we may not write is opened
  * SQLITE_OPEN_READONLY instead.
+ *
+ * Keeping the WAL (fc_sqlite_readers_keep_wal(true), for a schedule under
+ * the power-loss model): the last reader's close would copy the -wal into
+ * the database, fsync it and delete the -wal -- a write the route did not
+ * make, which the model of the route's syncs (harness/run/snapshot.h)
+ * cannot see.  While on, readers (these and the SQLite target observer)
+ * close without a checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) and the
+ * -wal/-shm stay as a killed writer leaves them.  A process-wide switch: a
+ * harness worker runs one schedule at a time.
  *
  * Included by the SQLite journal's read-only open (journal/) and the
  * SQLite fence and observer (fences/).
@@ -24,10 +28,15 @@
 #ifndef FENCECERT_SQLITE_READER_H
 #define FENCECERT_SQLITE_READER_H
 
+#include <stdbool.h>
+
 #include <sqlite3.h>
 
 /* An SQLite result code; *db is set as sqlite3_open_v2() sets it (close it
  * even on failure).  `extra` is OR-ed into the open flags. */
 int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db);
+
+void fc_sqlite_readers_keep_wal(bool on);
+bool fc_sqlite_readers_keeping_wal(void);
 
 #endif

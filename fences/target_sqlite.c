@@ -37,6 +37,7 @@
 
 #include <sqlite3.h>
 
+#include "common/sqlite_reader.h"
 #include "fences/target_impl.h"
 
 /* The connection's page cache, and so the memory a GROUP BY over a big
@@ -137,9 +138,11 @@ static int attach(struct target_sqlite *t, char *err, size_t errlen)
 	drop(t);
 	if (sqlite3_open_v2(t->path, &t->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    /* an observer's close never checkpoints (common/sqlite_reader.h) */
-	    sqlite3_db_config(t->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
-			      NULL) != SQLITE_OK ||
+	    /* under the power-loss model it closes without a checkpoint
+	     * (common/sqlite_reader.h) */
+	    (fc_sqlite_readers_keeping_wal() &&
+	     sqlite3_db_config(t->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+			       NULL) != SQLITE_OK) ||
 	    sqlite3_exec(t->db, "PRAGMA query_only = 1;"
 			 "PRAGMA cache_size = " TARGET_SQLITE_CACHE, NULL, NULL,
 			 NULL))

@@ -238,8 +238,7 @@ static struct fault random_fault(uint64_t *rng)
 			return f;
 		}
 	}
-	if (f.action == FAULT_KILL || f.action == FAULT_PAUSE ||
-	    f.action == FAULT_FAIL || member_at) {
+	if (fault_is_point_action(f.action) || member_at) {
 		random_name(rng, f.failpoint, FAILPOINT_NAME_MAX - 1);
 		f.attempt = numbers[next(rng) % 8];
 		f.hit = next(rng) % 2 ? 1 : numbers[next(rng) % 8];

@@ -55,6 +55,7 @@
 #include "common/clock.h"
 #include "common/fsutil.h"
 #include "common/put.h"
+#include "common/sqlite_reader.h"
 #include "harness/proc/freeze.h"
 #include "harness/run/collect.h"
 #include "harness/run/orchestrator_family.h"
@@ -613,6 +614,9 @@ static int start_power(struct orch *o, char *err, size_t errlen)
 				return rc;
 			}
 		}
+	/* the harness's own reads must not checkpoint what the route
+	 * wrote: the model would not see that write */
+	fc_sqlite_readers_keep_wal(true);
 	return snap_durable_new(p->snaps, p->dir, &o->s.durable, err, errlen);
 }
 
@@ -1132,6 +1136,7 @@ static void end_schedule(struct orch *o, bool entered)
 	orch__families_release(&o->fams, &o->s);
 	snap_durable_free(o->s.durable);
 	o->s.durable = NULL;
+	fc_sqlite_readers_keep_wal(false);
 	if (entered)
 		leave_services(o);
 	orch__setup_release(&o->su);

@@ -54,8 +54,16 @@ def doubled(s):
     return t["rows_duplicated"] == ROWS and t["rows_total"] == ROWS
 
 
+SCHEDULES = {}  # (route, scenario, schedule) -> schedule, for inheritors
+
+
 def applied(s):
-    return " | ".join(a["what"] for a in s["applied"])
+    """What was applied: an inherited schedule ran nothing itself, its
+    representative (same durable state, same later faults) did."""
+    inh = s.get("inherited")
+    if inh:
+        s = SCHEDULES.get((s["_route"], s["scenario"], inh["from"]), s)
+    return " | ".join(a["what"] for a in s.get("applied", []))
 
 
 def check_common(rt):
@@ -123,6 +131,10 @@ def by_schedule(rt, prefix):
 def main(path):
     report = json.load(open(path))
     routes = {rt["name"]: rt for rt in report["routes"]}
+    for rt in report["routes"]:
+        for sc in rt["schedules"]:
+            sc["_route"] = rt["name"]
+            SCHEDULES[(rt["name"], sc["scenario"], sc["schedule"])] = sc
     need(set(routes) == set(EXPECT), f"routes {sorted(routes)}")
     for name in EXPECT:
         if name not in routes:
