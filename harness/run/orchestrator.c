@@ -546,15 +546,15 @@ static int seeded_try(struct orch *o, const struct orch_seed *sd)
 	o->runs[idx].ended = o->runs[idx].faulted = true;
 	o->s.rec->fired[sd->fault] = true;
 	if (f->action == FAULT_SYSCALL)
-		orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s (recorded: "
-				   "state %.16s)", sd->what ? sd->what : f->rule,
-				   sd->state);
-	else
+		orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s (recorded)",
+				   sd->what ? sd->what : f->rule);
+	else /* the state is the attempt's `seeded`: these words stay the
+	      * same from run to run */
 		orch__note_applied(&o->s, sd->fault, idx, sd->op, "%s at %s#%d in "
-				   "op %d try %d (recorded: state %.16s)",
+				   "op %d try %d (recorded)",
 				   f->action == FAULT_POWER_LOSS ? "power lost" :
 				   "kill", f->failpoint, nth, sd->op,
-				   sd->try_number, sd->state);
+				   sd->try_number);
 	if (restore_state(o, sd->state, err, sizeof(err)))
 		orch__trouble(&o->s, FC_IO, "restoring the recorded state of op "
 			      "%d try %d: %s", sd->op, sd->try_number, err);

@@ -53,7 +53,10 @@ for rt in rep["routes"]:
         if any(not f["fault"].startswith("y@") for f in s["faults"]):
             bad.append(f"{name}: schedule {s['schedule']} has a non-syscall fault")
         if s["kind"] == "syscall":
-            if not all(f["fired"] for f in s["faults"]) or not s["applied"]:
+            # an inherited schedule ran nothing itself: its representative
+            # (same state, same later faults) applied the fault
+            if not all(f["fired"] for f in s["faults"]) or \
+                    not (s["applied"] or s.get("inherited")):
                 bad.append(f"{name}: {s['schedule']}: fault never fired")
             rule = s["schedule"].split("=", 1)[1]
             sysname, rest = rule.split("#", 1)
