@@ -22,8 +22,9 @@
  * -wal/-shm stay as a killed writer leaves them.  A process-wide switch: a
  * harness worker runs one schedule at a time.
  *
- * Included by the SQLite journal's read-only open (journal/) and the
- * SQLite fence and observer (fences/).
+ * Included by the SQLite journal's read-only open (journal/), the SQLite
+ * fence and observer (fences/), and the orchestrator (harness/run), which
+ * turns keep-WAL on for a schedule under the power-loss model.
  */
 #ifndef FENCECERT_SQLITE_READER_H
 #define FENCECERT_SQLITE_READER_H

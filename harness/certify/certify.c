@@ -207,7 +207,7 @@ static json_t *work(void *ctx, json_t *job)
 	struct fault *faults = NULL;
 	size_t nfaults = 0, nseed = 0;
 	struct orch_seed *seed = NULL;
-	const char **seed_names = NULL, *why;
+	const char **seed_names = NULL, *why, *seeded = NULL;
 	char err[600], dir[4096], repro[2048];
 	json_t *res;
 	int rc;
@@ -265,6 +265,8 @@ static json_t *work(void *ctx, json_t *job)
 			.track_power = json_is_true(json_object_get(job, "power")),
 			.seed = seed, .nseed = nseed,
 		}, &rec, err, sizeof(err));
+	if (nseed) /* the state the last seeded try left (in the message) */
+		seeded = seed[nseed - 1].state;
 	free(faults);
 	free(seed);
 	free(seed_names);
@@ -292,14 +294,9 @@ static json_t *work(void *ctx, json_t *job)
 		return work_error("out of memory reporting the schedule");
 	if (w->o->keep)
 		json_object_set_new(res, "dir", json_string(dir));
-	if (json_array_size(json_object_get(job, "seed")))
+	if (seeded)
 		json_object_set_new(res, "seeded", json_pack("{s:s+, s:I}",
-			"state", "sha256:", json_string_value(json_object_get(
-				json_array_get(json_object_get(job, "seed"),
-					       json_array_size(json_object_get(job,
-						       "seed")) - 1), "state")),
-			"tries", (json_int_t)json_array_size(json_object_get(job,
-							     "seed"))));
+			"state", "sha256:", seeded, "tries", (json_int_t)nseed));
 	return res;
 }
 
@@ -552,11 +549,12 @@ static void take_ready(struct run *R, struct unit *u, struct cs_ready *ready,
 		u->inflight--;
 		if (json_object_get(sched, "inherited")) {
 			char repro[2048];
+			json_t *v;
+			size_t k;
+
 			reproduce(R->o, R->s->routes[u->r].name,
 				  R->s->scenarios[u->s].name, in->schedule, repro,
 				  sizeof(repro));
-			json_t *v;
-			size_t k;
 			json_object_set_new(sched, "reproduce", json_string(repro));
 			json_array_foreach(json_object_get(sched, "violations"), k, v)
 				json_object_set_new(v, "reproduce", json_string(repro));

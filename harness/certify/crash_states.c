@@ -11,7 +11,8 @@
  *            seed looked up under an inheritor's name finds the
  *            representative's recording
  *   reps     dedup key "STATE|TRIES|REST" -> {id, schedule}
- *   jobs     job id -> {schedule, state?, rep?, recheck?}
+ *   jobs     job id -> {schedule, state?, m?, rep?, recheck?} (m: its
+ *            seeded tries)
  *
  * and the results of representatives until the unit ends (an inheritor
  * may come after its representative finished).
@@ -241,6 +242,7 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 		rest[0] = '\0';
 	snprintf(key, sizeof(key), "%s|%zu|%s", state, m, rest);
 	if (json_object_set_new(info, "state", json_string(state)) ||
+	    json_object_set_new(info, "m", json_integer((json_int_t)m)) ||
 	    json_object_set_new(u->distinct, state, json_true()))
 		return FC_NOMEM;
 	rep = json_object_get(u->reps, key);
@@ -495,7 +497,6 @@ int cs_inherit(cs_unit *u, const struct explore_job *j, void *tag,
 	json_t *faulted = json_array(), *rep;
 	int rid = (int)json_integer_value(json_object_get(info, "rep"));
 	char one[SCHEDULE_STR_MAX], k[24];
-	size_t m = 0;
 
 	if (!faults || !faulted) {
 		json_decref(faults);
@@ -507,17 +508,15 @@ int cs_inherit(cs_unit *u, const struct explore_job *j, void *tag,
 			one[0] = '\0';
 		json_array_append_new(faults, json_string(one));
 		if (j->faults[i].action == FAULT_KILL ||
-		    j->faults[i].action == FAULT_POWER_LOSS) {
-			if (m == i && j->faults[i].attempt == (int)i + 1)
-				m = i + 1;
+		    j->faults[i].action == FAULT_POWER_LOSS)
 			json_array_append_new(faulted,
 					      json_string(j->faults[i].failpoint));
-		}
 	}
-	skel = json_pack("{s:s, s:s, s:b, s:o, s:o, s:I, s:O, s:O}", "schedule",
+	skel = json_pack("{s:s, s:s, s:b, s:o, s:o, s:O, s:O, s:O}", "schedule",
 			 j->nfaults ? j->schedule : "clean", "kind", j->kind,
 			 "strict", j->strict, "faults", faults, "faulted", faulted,
-			 "m", (json_int_t)m, "state", json_object_get(info, "state"),
+			 "m", json_object_get(info, "m"), "state",
+			 json_object_get(info, "state"),
 			 "rep_schedule", json_object_get(info, "rep_schedule"));
 	if (!skel)
 		return FC_NOMEM;

@@ -10,7 +10,8 @@
  *   neither          target_reader_rows() on the target
  * One target_reader serves every observation of the schedule, so a sqlite:
  * target is opened once (fences/target.h says what that keeps open), until
- * observer_free().
+ * observer_free() -- or each time, with observer_one_shot(), or again
+ * after observer_drop() (the files were replaced under it).
  * Rows with the same key are summed (by the row store, obs_store.h).
  *
  * Fence records (for the fencing invariant) come from target_reader_fences()

@@ -848,17 +848,18 @@ static void family_fault(struct orch *o, const struct orch_family *f, int fi,
 	*cleared |= b.cleared;
 }
 
-/* What the harness itself changed between tries (fault f after try k of
+/* What the harness itself changed between tries (fault fi after try k of
  * op) is synced: the model must not undo a lost XCom or pod on a power
  * loss.  An emptied directory is synced as it is; anything else (a new
  * source, an operator's recover, a member) syncs every file, the dead
  * try's unsynced writes with it (docs/crash-states.md, limits). */
-static void harness_synced(struct orch *o, const struct fault *f, int op, int k)
+static void harness_synced(struct orch *o, int fi, int op, int k)
 {
+	const struct fault *f = &o->s.p->faults[fi];
 	char err[400], *path;
 	int rc = 0;
 
-	if (!o->s.durable || !o->s.rec->fired[f - o->s.p->faults])
+	if (!o->s.durable || !o->s.rec->fired[fi])
 		return;
 	switch (f->action) {
 	case FAULT_LOSE_XCOM:
@@ -906,7 +907,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 			family_fault(o, fam, (int)i, op, k, zombie, cleared);
 		else
 			task_fault(o, (int)i, op, k);
-		harness_synced(o, f, op, k);
+		harness_synced(o, (int)i, op, k);
 	}
 }
 

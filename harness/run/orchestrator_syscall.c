@@ -158,6 +158,9 @@ static int power_plan(struct try_plan *t, char *err, size_t errlen)
 static void path_glob(const struct orch_sched *s, const char *path,
 		      char *out, size_t outlen);
 
+/* A call that changes no file's content: a kill right after it leaves
+ * what a kill right before it leaves (sync_file_range too, which the
+ * power-loss model does not count as a sync). */
 static bool is_sync(const char *sys)
 {
 	return strcmp(sys, "fsync") == 0 || strcmp(sys, "fdatasync") == 0 ||
