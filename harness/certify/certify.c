@@ -52,6 +52,7 @@ struct wctx {
 	const struct certify_opts *o;
 	supervisor *sv;
 	snap_store *snaps;  /* WORK_DIR/states, shared by the workers */
+	struct orch_cache cache; /* this worker's, from schedule to schedule */
 };
 
 /* Does route rs keep its whole state in the schedule's files (SQLite or
@@ -263,7 +264,7 @@ static json_t *work(void *ctx, json_t *job)
 			.snaps = state_in_files(rs, &why) ? w->snaps : NULL,
 			.record = json_is_true(json_object_get(job, "record")),
 			.track_power = json_is_true(json_object_get(job, "power")),
-			.seed = seed, .nseed = nseed,
+			.seed = seed, .nseed = nseed, .cache = &w->cache,
 		}, &rec, err, sizeof(err));
 	if (nseed) /* the state the last seeded try left (in the message) */
 		seeded = seed[nseed - 1].state;
@@ -308,6 +309,7 @@ static void work_fini(void *ctx)
 	w->sv = NULL;
 	snap_store_close(w->snaps);
 	w->snaps = NULL;
+	orch_cache_release(&w->cache);
 }
 
 /* --- the coordinator ------------------------------------------------------------ */

@@ -10,6 +10,10 @@
  *     synchronous=OFF); the file goes with the work dir.
  *  3. One copy of each question: every SQL statement over the rows is in
  *     the table below; callers see counts and visitors.
+ *  4. An observation declared the same as another (obs_store_same) has no
+ *     rows of its own: every question about it is asked of the one it
+ *     repeats.  Before either of the two is written to, the repeat gets
+ *     its own copy of the rows, so a write never shows through twice.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -33,6 +37,7 @@ enum stmt {
 	S_CHANGED,
 	S_ROWS_PREV,
 	S_ROWS_NOW,
+	S_COPY,
 	S_COUNT_ALL
 };
 
@@ -71,13 +76,17 @@ static const char *const stmt_sql[S_COUNT_ALL] = {
 			"ORDER BY row_key",
 	[S_ROWS_NOW] = "SELECT row_key, count FROM obs WHERE n = ?1 "
 		       "ORDER BY row_key",
+	[S_COPY] = "INSERT INTO obs(n, row_key, count) SELECT ?1, row_key, "
+		   "count FROM obs WHERE n = ?2",
 };
 
-static const char schema[] =
+static const char settings[] =
 	"PRAGMA journal_mode = OFF;"
 	"PRAGMA synchronous = OFF;"
 	"PRAGMA cache_size = -500;"
-	"PRAGMA temp_store = FILE;"
+	"PRAGMA temp_store = FILE;";
+
+static const char schema[] =
 	"CREATE TABLE expected(seq INTEGER PRIMARY KEY, op INTEGER NOT NULL, "
 	"row_key TEXT NOT NULL UNIQUE);"
 	"CREATE INDEX expected_op ON expected(op);"
@@ -87,8 +96,17 @@ static const char schema[] =
 struct obs_store {
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT_ALL];
+	int *same;     /* same[n]: 1 + the observation n repeats, 0: its own
+			  rows (invariant 4) */
+	size_t nsame;
 	char errmsg[256];
 };
+
+/* The observation whose rows n's questions read (invariant 4). */
+static int at(const obs_store *s, int n)
+{
+	return n >= 0 && (size_t)n < s->nsame && s->same[n] ? s->same[n] - 1 : n;
+}
 
 static int fail(obs_store *s, const char *what)
 {
@@ -99,8 +117,23 @@ static int fail(obs_store *s, const char *what)
 	return code == SQLITE_NOMEM ? FC_NOMEM : FC_IO;
 }
 
-int obs_store_open(const char *path, obs_store **out, char *err,
-		   size_t errlen)
+/* Copy every page of from's database into s's (sqlite3_backup). */
+static int copy_pages(obs_store *s, const obs_store *from)
+{
+	sqlite3_backup *b = sqlite3_backup_init(s->db, "main", from->db,
+						"main");
+	int rc;
+
+	if (!b)
+		return SQLITE_ERROR;
+	rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* obs_store_open(), its tables created, or copied from `from`. */
+static int open_store(const char *path, const obs_store *from,
+		      obs_store **out, char *err, size_t errlen)
 {
 	obs_store *s = calloc(1, sizeof(*s));
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -114,7 +147,9 @@ int obs_store_open(const char *path, obs_store **out, char *err,
 		unlink(path); /* scratch: a file left by an earlier run */
 	if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) !=
 	    SQLITE_OK ||
-	    sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+	    sqlite3_exec(s->db, settings, NULL, NULL, NULL) != SQLITE_OK ||
+	    (from ? copy_pages(s, from) :
+	     sqlite3_exec(s->db, schema, NULL, NULL, NULL)) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot create observation store '%s': %s",
 			 !path ? ":memory:" : *path ? path : "(temporary)",
 			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -125,6 +160,24 @@ int obs_store_open(const char *path, obs_store **out, char *err,
 	return 0;
 }
 
+int obs_store_open(const char *path, obs_store **out, char *err,
+		   size_t errlen)
+{
+	return open_store(path, NULL, out, err, errlen);
+}
+
+int obs_store_open_copy(const obs_store *from, const char *path,
+			obs_store **out, char *err, size_t errlen)
+{
+	if (from && from->nsame) {
+		snprintf(err, errlen, "cannot copy an observation store whose "
+			 "observations repeat others");
+		*out = NULL;
+		return FC_USAGE;
+	}
+	return open_store(path, from, out, err, errlen);
+}
+
 void obs_store_free(obs_store *s)
 {
 	if (!s)
@@ -132,6 +185,7 @@ void obs_store_free(obs_store *s)
 	for (int i = 0; i < S_COUNT_ALL; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
+	free(s->same);
 	free(s);
 }
 
@@ -210,10 +264,30 @@ int obs_store_expect(obs_store *s, int op, const char *key)
 	return run(s, bind_key(prep(s, S_EXPECT, 1, op, 0, 0), 2, key));
 }
 
+/* Before observation n is written to: it and every repeat of it get rows
+ * of their own (invariant 4). */
+static int detach(obs_store *s, int n)
+{
+	int rc = 0;
+
+	for (size_t k = 0; k < s->nsame && !rc; k++) {
+		if (!s->same[k] || ((int)k != n && s->same[k] - 1 != n))
+			continue;
+		rc = run(s, prep(s, S_COPY, 2, (int)k, s->same[k] - 1, 0));
+		if (!rc)
+			s->same[k] = 0;
+	}
+	return rc;
+}
+
 int obs_store_add(obs_store *s, int n, const char *key, long long count)
 {
-	sqlite3_stmt *st = prep(s, S_ADD, 1, n, 0, 0);
+	sqlite3_stmt *st;
+	int rc = detach(s, n);
 
+	if (rc)
+		return rc;
+	st = prep(s, S_ADD, 1, n, 0, 0);
 	if (st)
 		sqlite3_bind_int64(st, 3, count);
 	return run(s, bind_key(st, 2, key));
@@ -221,12 +295,42 @@ int obs_store_add(obs_store *s, int n, const char *key, long long count)
 
 int obs_store_drop(obs_store *s, int n, const char *key)
 {
-	return run(s, bind_key(prep(s, S_DROP, 1, n, 0, 0), 2, key));
+	int rc = detach(s, n);
+
+	return rc ? rc : run(s, bind_key(prep(s, S_DROP, 1, n, 0, 0), 2, key));
 }
 
 int obs_store_clear(obs_store *s, int n)
 {
-	return run(s, prep(s, S_CLEAR, 1, n, 0, 0));
+	int rc = detach(s, n);
+
+	return rc ? rc : run(s, prep(s, S_CLEAR, 1, n, 0, 0));
+}
+
+int obs_store_same(obs_store *s, int n, int base)
+{
+	int rc;
+
+	if (n < 0 || base < 0 || n == base) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "observation %d cannot "
+			 "repeat observation %d", n, base);
+		return FC_USAGE;
+	}
+	if ((rc = obs_store_clear(s, n)))
+		return rc;
+	if ((size_t)n >= s->nsame) {
+		size_t cap = (size_t)n + 8;
+		int *v = realloc(s->same, cap * sizeof(*v));
+		if (!v) {
+			snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+			return FC_NOMEM;
+		}
+		memset(v + s->nsame, 0, (cap - s->nsame) * sizeof(*v));
+		s->same = v;
+		s->nsame = cap;
+	}
+	s->same[n] = at(s, base) + 1;
+	return 0;
 }
 
 /* The first column of a one-row query, 0 when it has none. */
@@ -244,12 +348,13 @@ static long long scalar(sqlite3_stmt *st)
 
 long long obs_store_count(obs_store *s, int n, const char *key)
 {
-	return s ? scalar(bind_key(prep(s, S_COUNT, 1, n, 0, 0), 2, key)) : 0;
+	return s ? scalar(bind_key(prep(s, S_COUNT, 1, at(s, n), 0, 0), 2,
+				   key)) : 0;
 }
 
 long long obs_store_rows_total(obs_store *s, int n)
 {
-	return s ? scalar(prep(s, S_TOTAL, 1, n, 0, 0)) : 0;
+	return s ? scalar(prep(s, S_TOTAL, 1, at(s, n), 0, 0)) : 0;
 }
 
 int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
@@ -260,7 +365,7 @@ int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
 	*out = (struct obs_rowsum){ 0 };
 	if (!s)
 		return 0;
-	if (!(st = prep(s, S_OP_ROWS, 2, n, op, 0)))
+	if (!(st = prep(s, S_OP_ROWS, 2, at(s, n), op, 0)))
 		return FC_IO;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -303,7 +408,7 @@ int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
 
 	if (!s)
 		return 0;
-	if (!(st = prep(s, S_OWNERS_DUP, 1, n, 0, 0)))
+	if (!(st = prep(s, S_OWNERS_DUP, 1, at(s, n), 0, 0)))
 		return FC_IO;
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		stop = fn(ctx, sqlite3_column_int(st, 0));
@@ -316,18 +421,20 @@ int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
 int obs_store_duplicated(obs_store *s, int n, int op, obs_row_fn fn,
 			 void *ctx)
 {
-	return s ? visit(s, prep(s, S_DUP, 2, n, op, 0), 2, fn, ctx) : 0;
+	return s ? visit(s, prep(s, S_DUP, 2, at(s, n), op, 0), 2, fn, ctx) : 0;
 }
 
 int obs_store_missing(obs_store *s, int n, int op, obs_row_fn fn, void *ctx)
 {
-	return s ? visit(s, prep(s, S_MISSING, 2, n, op, 0), 1, fn, ctx) : 0;
+	return s ? visit(s, prep(s, S_MISSING, 2, at(s, n), op, 0), 1, fn,
+			 ctx) : 0;
 }
 
 int obs_store_changed(obs_store *s, int base, int n, int op, obs_row_fn fn,
 		      void *ctx)
 {
-	return s ? visit(s, prep(s, S_CHANGED, 3, base, n, op), 3, fn, ctx) : 0;
+	return s ? visit(s, prep(s, S_CHANGED, 3, at(s, base), at(s, n), op), 3,
+			 fn, ctx) : 0;
 }
 
 /* Step a row cursor: 1 with *key and *count set, 0 at its end, or an
@@ -385,8 +492,8 @@ int obs_store_deltas(obs_store *s, int prev, int now, obs_row_fn fn,
 
 	if (!s)
 		return 0;
-	p = prep(s, S_ROWS_PREV, 1, prev < 0 ? -1 : prev, 0, 0);
-	q = prep(s, S_ROWS_NOW, 1, now, 0, 0);
+	p = prep(s, S_ROWS_PREV, 1, prev < 0 ? -1 : at(s, prev), 0, 0);
+	q = prep(s, S_ROWS_NOW, 1, at(s, now), 0, 0);
 	if (!p || !q)
 		return FC_IO;
 	rc = merge(s, p, q, fn, ctx);

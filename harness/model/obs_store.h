@@ -38,6 +38,12 @@ typedef struct obs_store obs_store;
  * (replacing a file left there); NULL keeps it in memory (tests). */
 int obs_store_open(const char *path, obs_store **out, char *err,
 		   size_t errlen) FC_MUST_CHECK;
+/* The same, holding a copy of everything `from` holds (its expected rows
+ * and observations), copied page by page: how a worker starts each
+ * schedule's store from the expected rows of a workload it has seen.
+ * FC_USAGE when `from` has observations that repeat others. */
+int obs_store_open_copy(const obs_store *from, const char *path,
+			obs_store **out, char *err, size_t errlen) FC_MUST_CHECK;
 void obs_store_free(obs_store *s); /* NULL is a no-op */
 const char *obs_store_errmsg(const obs_store *s);
 
@@ -56,6 +62,12 @@ int obs_store_add(obs_store *s, int n, const char *key,
 /* Forget key in observation n, or every row of it (tests edit records). */
 int obs_store_drop(obs_store *s, int n, const char *key) FC_MUST_CHECK;
 int obs_store_clear(obs_store *s, int n) FC_MUST_CHECK;
+
+/* Observation n holds exactly the rows of observation base, without a
+ * copy (base's own rows when base repeats another); rows n held are
+ * dropped.  A later write to either one gives n its own copy first, so
+ * the two stay independent.  FC_USAGE when n == base or either is < 0. */
+int obs_store_same(obs_store *s, int n, int base) FC_MUST_CHECK;
 
 /* The count of key in observation n (0 when absent or on error). */
 long long obs_store_count(obs_store *s, int n, const char *key);

@@ -90,6 +90,9 @@ struct orch {
 				after an operator cleared a task */
 	bool *resume_done;   /* per fault: its resume happened as asked */
 	collect_watch *watch; /* the journal, listed after every process end */
+	int settled_obs;     /* the last observation, when every process had
+				ended before it and nothing ran or changed a
+				file since; -1 */
 };
 
 /* Does a family hold fault a's process without stopping it (and let it go
@@ -114,6 +117,45 @@ static int last_good_obs(const struct orch *o)
 	return -1;
 }
 
+static bool all_ended(const struct orch *o)
+{
+	for (size_t i = 0; i < o->nruns; i++)
+		if (!o->runs[i].ended)
+			return false;
+	return true;
+}
+
+/* Something may change the schedule's files or the target from now on:
+ * the next observation reads them again. */
+static void unsettle(struct orch *o)
+{
+	o->settled_obs = -1;
+}
+
+/* The final observation repeats observation prev when nothing can have
+ * changed since (settled_obs): its rows and fences, not read again.  Only
+ * for state in the schedule's files: a server may still finish a
+ * transaction of a killed route after the route's end. */
+static int repeat_observation(struct orch *o, int prev, int n,
+			      struct rec_observation *ob)
+{
+	const struct rec_observation *was = &o->s.rec->obs[prev];
+	int rc = obs_store_same(o->s.rec->rows, n, prev);
+
+	if (rc)
+		return rc;
+	ob->fences_observed = was->fences_observed;
+	if (was->nfences) {
+		ob->fences = malloc(was->nfences * sizeof(*ob->fences));
+		if (!ob->fences)
+			return FC_NOMEM;
+		memcpy(ob->fences, was->fences, was->nfences * sizeof(*ob->fences));
+		ob->nfences = was->nfences;
+	}
+	ob->status = 0;
+	return 0;
+}
+
 /* Observe the target after attempt `idx` ended (-1: at the end). */
 static void observe(struct orch *o, int idx)
 {
@@ -129,10 +171,22 @@ static void observe(struct orch *o, int idx)
 	}
 	ob->at_ms = orch__elapsed_ms(&o->s);
 	ob->after_attempt = idx;
+	if (idx < 0 && prev >= 0 && prev == o->settled_obs && o->s.p->snaps) {
+		if ((rc = repeat_observation(o, prev, n, ob))) {
+			ob->status = rc;
+			if (rc == FC_NOMEM)
+				orch__out_of_memory(&o->s);
+			else
+				orch__trouble(&o->s, rc, "%s",
+					      obs_store_errmsg(rec->rows));
+		}
+		return;
+	}
 	if (observer_take(o->su.obs, rec->rows, n, ob)) {
 		orch__trouble(&o->s, ob->status, "%s", observer_errmsg(o->su.obs));
 		return;
 	}
+	o->settled_obs = all_ended(o) ? n : -1;
 	if (idx >= 0) {
 		rec->attempts[idx].obs_after = n;
 		rc = record_credit_delta(&rec->attempts[idx], rec->rows, prev, n,
@@ -207,6 +261,7 @@ static int spawn_attempt(struct orch *o, int idx, char **env)
 
 	if (rc == FC_NOMEM)
 		return rc;
+	unsettle(o);
 	if (!rc)
 		rc = supervisor_spawn(p->sv, &req, &r->proc, err, sizeof(err));
 	if (rc) {
@@ -310,6 +365,7 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	o->s.rec->attempts[zi].resumed = true;
 	orch__note_applied(&o->s, z->pause_fault, zi, z->op,
 			   "resumed op %d try %d %s", z->op, z->try_number, why);
+	unsettle(o);
 	if (held_by_family(o->s.p->faults[z->pause_fault].action)) {
 		/* e.g. a held COMMIT goes on, also when its try has ended
 		 * meanwhile: the late COMMIT of a worker that gave up waiting */
@@ -413,6 +469,7 @@ static int restore_state(struct orch *o, const char *digest, char *err,
 
 	/* no connection of ours may span the old and the new files */
 	observer_drop(o->su.obs);
+	unsettle(o);
 	rc = snap_restore(o->s.p->snaps, digest, o->s.p->dir, err, errlen);
 
 	if (rc || !o->s.durable)
@@ -902,6 +959,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 		if (fault_at_failpoint(f) || f->after_attempt != k ||
 		    !orch__fault_for_op(f, op))
 			continue;
+		unsettle(o);
 		fam = orch__family_of(f->action);
 		if (fam)
 			family_fault(o, fam, (int)i, op, k, zombie, cleared);
@@ -1151,7 +1209,7 @@ static void end_schedule(struct orch *o, bool entered)
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
-	struct orch o = { .s.p = p };
+	struct orch o = { .s.p = p, .settled_obs = -1 };
 	size_t nf = p->nfaults ? p->nfaults : 1;
 	int enter_rc;
 

@@ -92,6 +92,18 @@ struct orch_seed {
 	long long end_wall_ms;       /* ended: leases run from there */
 };
 
+/* What a worker keeps from one schedule to the next: the expected rows of
+ * the last workload it saw, which each schedule's row store starts from
+ * as a page copy instead of one insert per row (the same workload gives
+ * the same keys: workgen.h).  Zeroed to start; orch_cache_release(). */
+struct orch_cache {
+	obs_store *expected;  /* expected rows only, no observation */
+	char *shape;          /* the workload they are of: each operation's
+				 row count */
+};
+
+void orch_cache_release(struct orch_cache *c);
+
 struct orch_params {
 	const struct suite *suite;
 	const struct route_spec *route;
@@ -124,6 +136,7 @@ struct orch_params {
 				 power_loss faults and power states */
 	const struct orch_seed *seed; /* op 1's first tries, in order */
 	size_t nseed;
+	struct orch_cache *cache;     /* the worker's; NULL: nothing kept */
 };
 
 /*
