@@ -124,6 +124,15 @@ static void usage(FILE *to)
 		"                    schedules anyway and report a different\n"
 		"                    outcome as a finding (default %d; the first\n"
 		"                    of each scenario always runs)\n"
+		"  --state-store-max SIZE\n"
+		"                    the most the recorded states may take in\n"
+		"                    the work dir (bytes, or with K, M or G);\n"
+		"                    past it, or when its file system would\n"
+		"                    keep less than a tenth free, a state is\n"
+		"                    not recorded and the schedules that would\n"
+		"                    start there run whole (the report counts\n"
+		"                    them); default: a quarter of that file\n"
+		"                    system\n"
 		"  --quiet           no progress output\n"
 		"  --help            this text\n"
 		"\n"
@@ -210,6 +219,35 @@ static void stop_janitor(int fd, pid_t pid)
 	close(fd);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+/* "N", "NK", "NM" or "NG" (binary units), N >= 1, into *out; 0 or -1. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v = 0, unit = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (~0ULL - 9) / 10)
+			return -1;
+		v = v * 10 + (unsigned long long)(*p - '0');
+	}
+	if (*p == 'K' || *p == 'k')
+		unit = 1ULL << 10;
+	else if (*p == 'M' || *p == 'm')
+		unit = 1ULL << 20;
+	else if (*p == 'G' || *p == 'g')
+		unit = 1ULL << 30;
+	else if (*p)
+		return -1;
+	if (*p && p[1])
+		return -1;
+	if (!v || v > ~0ULL / unit)
+		return -1;
+	*out = v * unit;
+	return 0;
 }
 
 static int cusage(const char *fmt, const char *arg)
@@ -367,6 +405,7 @@ int cmd_certify(int argc, char **argv)
 		{ "reexecute", no_argument, NULL, 'E' },
 		{ "no-dedup", no_argument, NULL, 'N' },
 		{ "recheck", required_argument, NULL, 'C' },
+		{ "state-store-max", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -449,6 +488,12 @@ int cmd_certify(int argc, char **argv)
 				return cusage("--recheck must be 0 to 100, not '%s'",
 					      optarg);
 			o.recheck_pct = (int)n;
+			break;
+		case 'M':
+			if (parse_size(optarg, &o.state_store_max))
+				return cusage("--state-store-max must be a size in "
+					      "bytes (with K, M or G), at least 1, "
+					      "not '%s'", optarg);
 			break;
 		case 'q': o.quiet = true; break;
 		case 'f':

@@ -29,6 +29,7 @@ static const struct {
 	[-FC_STALE_EPOCH] = { "STALE_EPOCH", "write from a stale epoch refused" },
 	[-FC_IO] = { "IO", "input/output error" },
 	[-FC_PURGED] = { "PURGED", "operation was purged after completing; a retry is refused" },
+	[-FC_NOSPACE] = { "NOSPACE", "a size limit or the free space to keep was reached" },
 };
 
 const char *error_name(int code)

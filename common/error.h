@@ -42,9 +42,11 @@ enum fc_error {
 	FC_STALE_EPOCH = -16,         /* fence refused a write from an old epoch */
 	FC_IO = -17,                  /* local I/O failed (files, pipes) */
 	FC_PURGED = -18,              /* operation was purged; never re-applied */
+	FC_NOSPACE = -19,             /* a size limit, or the free space a file
+					 system must keep, was reached */
 };
 
-#define FC_ERROR_MIN (-18)
+#define FC_ERROR_MIN (-19)
 
 /* "CAS_CONFLICT" for FC_CAS_CONFLICT; "OK" for 0; "UNKNOWN_ERROR" otherwise. */
 const char *error_name(int code);

@@ -271,6 +271,22 @@ static void exploration(FILE *out, const json_t *report)
 				rview_int(e, "attempts_run", 0),
 				rview_int(e, "nondeterministic", 0));
 		}
+	fputs("\n", out);
+	json_array_foreach(rview_arr(report, "routes"), i, r)
+		json_array_foreach(rview_arr(json_object_get(r, "coverage"),
+					     "exploration"), k, e) {
+			if (rview_int(e, "states_refused", 0) <= 0)
+				continue;
+			fputs("- ", out);
+			rview_md(out, rview_str(r, "name"));
+			fputs(" / ", out);
+			rview_md(out, rview_str(e, "scenario"));
+			fprintf(out, ": %lld state(s) not recorded (",
+				rview_int(e, "states_refused", 0));
+			rview_md(out, rview_str(e, "refused_why"));
+			fputs("); the schedules that would have started there "
+			      "ran whole\n", out);
+		}
 	fputs("\n</details>\n\n", out);
 }
 

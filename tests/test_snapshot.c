@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -468,6 +469,61 @@ static void test_errors(void **state)
 	free(a);
 }
 
+/* Files in objects/ (temporaries included). */
+static int objects_in(struct fx *f)
+{
+	char path[256];
+	int n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/objects", f->store_root);
+	assert_non_null(d = opendir(path));
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The store's limit: past it a new file is refused (FC_NOSPACE) and
+ * nothing is written; processes sharing the counter share the limit. */
+static void test_limit(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b = new_dir(f), d[SNAP_DIGEST_HEX + 1];
+	unsigned long long used = 0;
+	snap_store *other;
+
+	put_text(at(a, "one.txt"), "a file of some forty bytes, give or take\n");
+	snap_store_limit(f->st, 10, NULL);
+	assert_int_equal(snap_take(f->st, a, d, f->err, sizeof(f->err)),
+			 FC_NOSPACE);
+	assert_non_null(strstr(f->err, "limit of 0 KiB"));
+	assert_int_equal(objects_in(f), 0);
+
+	/* no limit of its own, a counter to share: the bytes are counted */
+	snap_store_limit(f->st, 0, &used);
+	take(f, a, d);
+	assert_int_equal(used, 41);
+	take(f, a, d); /* nothing new: nothing counted */
+	assert_int_equal(used, 41);
+
+	/* another process's store with the same counter meets the limit */
+	assert_int_equal(snap_store_open(f->store_root, &other, f->err,
+					 sizeof(f->err)), 0);
+	snap_store_limit(other, 60, &used);
+	put_text(at(b, "two.txt"), "another file, thirty bytes\n");
+	assert_int_equal(snap_take(other, b, d, f->err, sizeof(f->err)),
+			 FC_NOSPACE);
+	assert_int_equal(used, 41);
+	snap_store_limit(other, 100, &used);
+	assert_int_equal(snap_take(other, b, d, f->err, sizeof(f->err)), 0);
+	assert_int_equal(used, 41 + 27);
+	snap_store_close(other);
+	free(a);
+	free(b);
+}
+
 /* A store the route could reach is checked on the way out: an edited
  * object or manifest never seeds a schedule (restore without the
  * checks writes the forged bytes and this fails). */
@@ -746,6 +802,7 @@ int main(void)
 		T(test_repeat_take_sees_rewrite),
 		T(test_errors),
 		T(test_tampered_store),
+		T(test_limit),
 		T(test_power_baseline_survives),
 		T(test_power_synced_content_only),
 		T(test_power_new_file_needs_dir_sync),

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -52,6 +54,9 @@ struct wctx {
 	const struct certify_opts *o;
 	supervisor *sv;
 	snap_store *snaps;  /* WORK_DIR/states, shared by the workers */
+	unsigned long long store_max;   /* its limit (snap_store_limit) */
+	unsigned long long *store_used; /* its bytes, in memory the workers
+					   share; NULL: counted per worker */
 	struct orch_cache cache; /* this worker's, from schedule to schedule */
 };
 
@@ -229,6 +234,7 @@ static json_t *work(void *ctx, json_t *job)
 		snprintf(dir, sizeof(dir), "%s/states", w->o->work_dir);
 		if (snap_store_open(dir, &w->snaps, err, sizeof(err)))
 			return work_error(err);
+		snap_store_limit(w->snaps, w->store_max, w->store_used);
 	}
 	if (seed_from_json(json_object_get(job, "seed"), &seed, &nseed,
 			   &seed_names)) {
@@ -287,6 +293,10 @@ static json_t *work(void *ctx, json_t *job)
 	check_result_release(&cr);
 	if (res && rec->nsnaps)
 		json_object_set_new(res, "recorded", recorded_json(rec));
+	if (res && rec->snaps_refused)
+		json_object_set_new(res, "refused_states", json_pack("{s:I, s:s}",
+			"count", (json_int_t)rec->snaps_refused, "why",
+			rec->refused_why));
 	record_free(rec);
 	if (!w->o->keep && fs_remove_tree(dir)) {
 		/* a leftover dir goes with the work dir at the end */
@@ -1132,6 +1142,21 @@ static void release(struct run *R)
 	free(R->acc);
 }
 
+/* The state store's limit and its counter, shared by the workers the
+ * pool forks (mapped before it does). */
+static void store_limit(const struct certify_opts *o, struct wctx *w)
+{
+	struct statvfs fs;
+	void *m;
+
+	w->store_max = o->state_store_max;
+	if (!w->store_max && statvfs(o->work_dir, &fs) == 0)
+		w->store_max = (unsigned long long)fs.f_blocks * fs.f_frsize / 4;
+	m = mmap(NULL, sizeof(*w->store_used), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	w->store_used = m == MAP_FAILED ? NULL : m; /* zero-filled */
+}
+
 int certify_run(const struct suite *s, const struct certify_opts *o,
 		json_t **report, char *err, size_t errlen)
 {
@@ -1159,6 +1184,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		release(&R);
 		return rc;
 	}
+	store_limit(o, &w);
 	R.t0 = clock_mono_ms();
 	rc = pool_new(o->jobs, work, work_fini, &w, &R.pool, err, errlen);
 	if (!rc) {
@@ -1170,6 +1196,8 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 				 error_name(rc));
 	}
 	pool_free(R.pool, free); /* the inflight records of jobs cut short */
+	if (w.store_used)
+		munmap(w.store_used, sizeof(*w.store_used));
 	if (!rc && o->schedule)
 		rc = replay_check(&R, err, errlen);
 	progress(&R, true);

@@ -68,6 +68,9 @@ struct certify_opts {
 	int recheck_pct;         /* --recheck PCT: inherited schedules run
 				    anyway to check, in percent (the first
 				    of each scenario always is) */
+	unsigned long long state_store_max; /* --state-store-max: bytes the
+				    recorded states may take; 0: a quarter of
+				    the work dir's file system */
 };
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,

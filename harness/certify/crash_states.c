@@ -43,7 +43,8 @@ struct cs_unit {
 	struct waiter *w;
 	size_t nw;
 	size_t schedules, executed, seeded, inherited, rechecked, nondet,
-	       recorded_states;
+	       recorded_states, refused_states;
+	char refused_why[256]; /* the first refusal's reason */
 };
 
 int cs_unit_new(bool recorded, const char *why, bool power, bool dedup,
@@ -340,6 +341,23 @@ static json_t *hits_until(json_t *attempts, int op, int k, const char *fp,
 	return NULL;
 }
 
+/* States a recording job took but the store refused (FC_NOSPACE): counted,
+ * the first reason kept; out of the result like "recorded". */
+static void note_refused(cs_unit *u, json_t *res)
+{
+	json_t *r = json_object_get(res, "refused_states");
+
+	if (!r)
+		return;
+	if (!u->refused_states)
+		snprintf(u->refused_why, sizeof(u->refused_why), "%s",
+			 json_string_value(json_object_get(r, "why")) ?
+			 json_string_value(json_object_get(r, "why")) : "");
+	u->refused_states += (size_t)json_integer_value(json_object_get(r,
+							"count"));
+	json_object_del(res, "refused_states");
+}
+
 /* The states a recording job saw, under its schedule's name. */
 static void store_recorded(cs_unit *u, const char *sched, json_t *res)
 {
@@ -543,6 +561,7 @@ int cs_finished(cs_unit *u, int id, void *tag, json_t *res,
 		store_recorded(u, sched, res);
 	else
 		json_object_del(res, "recorded");
+	note_refused(u, res);
 	if (json_is_true(json_object_get(info, "representative"))) {
 		snprintf(k, sizeof(k), "%d", id);
 		if (json_object_set(u->done, k, res))
@@ -598,5 +617,11 @@ json_t *cs_summary(const cs_unit *u)
 
 	if (o && u->why[0])
 		json_object_set_new(o, "why", json_string(u->why));
+	if (o && u->refused_states) {
+		json_object_set_new(o, "states_refused",
+				    json_integer((json_int_t)u->refused_states));
+		json_object_set_new(o, "refused_why",
+				    json_string(u->refused_why));
+	}
 	return o;
 }

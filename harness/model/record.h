@@ -256,6 +256,10 @@ struct rec_schedule {
 	size_t napplied;
 	struct rec_snap *snaps;   /* orch_params.record: one per HIT */
 	size_t nsnaps;
+	size_t snaps_refused;     /* HITs (or calls) whose state the store
+				     refused (FC_NOSPACE): not recorded, so
+				     their schedules run whole */
+	char refused_why[256];    /* the first refusal's reason */
 	int status;               /* 0, or why the harness could not finish */
 	char error[512];
 };

@@ -521,11 +521,13 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 		rc = snap_take_power(o->s.durable, sn->power, err, sizeof(err));
 	if (fz.n)
 		freeze_thaw(&fz);
-	if (rc) {
+	if (rc)
 		rec->nsnaps--;
+	if (rc == FC_NOSPACE)
+		orch__state_refused(&o->s, err);
+	else if (rc)
 		orch__trouble(&o->s, rc, "recording the state at %s#%d: %s", fp,
 			      nth, err);
-	}
 }
 
 /* power_loss (fault fi) at the nth hit of fp in attempt idx: the machine

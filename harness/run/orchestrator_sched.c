@@ -32,6 +32,13 @@ void orch__trouble(struct orch_sched *s, int code, const char *fmt, ...)
 	va_end(ap);
 }
 
+void orch__state_refused(struct orch_sched *s, const char *why)
+{
+	if (!s->rec->snaps_refused++)
+		snprintf(s->rec->refused_why, sizeof(s->rec->refused_why), "%s",
+			 why);
+}
+
 void orch__fail(struct orch_sched *s, int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -57,6 +57,12 @@ long long orch__elapsed_ms(const struct orch_sched *s);
 void orch__trouble(struct orch_sched *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The store refused to keep a state the recording took (FC_NOSPACE,
+ * harness/run/snapshot.h): not trouble -- that point is not recorded, and
+ * the schedules that would start there run whole; counted, the first
+ * reason kept. */
+void orch__state_refused(struct orch_sched *s, const char *why);
+
 /* Record the first error after which no record can be made (invariant 2). */
 void orch__fail(struct orch_sched *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

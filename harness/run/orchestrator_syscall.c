@@ -227,8 +227,13 @@ static void record_call(struct syscalls *sc, const struct inject_seccomp_event *
 			continue;
 		c->n++;
 		if (!digest[0]) {
-			if (snap_take(s->p->snaps, s->p->dir, digest, err,
-				      sizeof(err))) {
+			int rc = snap_take(s->p->snaps, s->p->dir, digest, err,
+					   sizeof(err));
+			if (rc == FC_NOSPACE) {
+				orch__state_refused(s, err);
+				return;
+			}
+			if (rc) {
 				orch__trouble(s, FC_IO, "recording the state at %s "
 					      "of '%s': %s", ev->syscall,
 					      ev->path, err);

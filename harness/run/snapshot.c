@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,9 @@ struct snap_store {
 	size_t nbucket, ncache;
 	unsigned char *buf;        /* SNAP_COPY_BUF bytes, every copy's */
 	unsigned tmp_seq;          /* names of temporary symlinks */
+	unsigned long long max;    /* snap_store_limit(): 0, none */
+	unsigned long long *used;  /* bytes of new objects, maybe shared */
+	unsigned long long own_used;
 };
 
 int snap__fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -255,6 +259,7 @@ int snap_store_open(const char *root, snap_store **out, char *err,
 		return snap__fail(err, errlen, FC_NOMEM,
 				  "out of memory opening snapshot store '%s'", root);
 	}
+	st->used = &st->own_used;
 	if (fs_mkdirs(st->objects) < 0 || fs_mkdirs(st->states) < 0) {
 		int e = errno;
 
@@ -280,6 +285,42 @@ void snap_store_close(snap_store *st)
 	free(st);
 }
 
+void snap_store_limit(snap_store *st, unsigned long long max_bytes,
+		      unsigned long long *used)
+{
+	st->max = max_bytes;
+	st->used = used ? used : &st->own_used;
+}
+
+/* May a new object of `size` bytes be written (snap_store_limit)? */
+static int room_for(snap_store *st, unsigned long long size, char *err,
+		    size_t errlen)
+{
+	unsigned long long used = __atomic_load_n(st->used, __ATOMIC_RELAXED);
+	unsigned long long avail, keep;
+	struct statvfs fs;
+
+	if (st->max && used + size > st->max)
+		return snap__fail(err, errlen, FC_NOSPACE, "the state store "
+				  "holds %llu KiB of objects and would pass its "
+				  "limit of %llu KiB with %llu more", used >> 10,
+				  st->max >> 10, (size + 1023) >> 10);
+	if (statvfs(st->objects, &fs) < 0)
+		return 0; /* the write itself will say what is wrong */
+	avail = (unsigned long long)fs.f_bavail * fs.f_frsize;
+	keep = (unsigned long long)fs.f_blocks * fs.f_frsize / 10;
+	if (keep < SNAP_FREE_KEEP_MIN)
+		keep = SNAP_FREE_KEEP_MIN;
+	if (keep > SNAP_FREE_KEEP_MAX)
+		keep = SNAP_FREE_KEEP_MAX;
+	if (avail < size || avail - size < keep)
+		return snap__fail(err, errlen, FC_NOSPACE, "only %llu MiB are "
+				  "free on the file system of '%s', which keeps "
+				  "%llu MiB free", avail >> 20, st->objects,
+				  keep >> 20);
+	return 0;
+}
+
 /* A new temporary file in dir; its name into tmp.  -1 with errno. */
 static int make_temp(const char *dir, char tmp[PATH_MAX])
 {
@@ -292,8 +333,8 @@ static int make_temp(const char *dir, char tmp[PATH_MAX])
 }
 
 /* Rename tmp to final unless final is already there (same name, same
- * bytes: the store is content-addressed).  -1 with errno; tmp is gone
- * either way. */
+ * bytes: the store is content-addressed).  1 when it is new, 0 when it
+ * was there, -1 with errno; tmp is gone either way. */
 static int publish(const char *tmp, const char *final)
 {
 	int e;
@@ -303,7 +344,7 @@ static int publish(const char *tmp, const char *final)
 		return 0;
 	}
 	if (rename(tmp, final) == 0)
-		return 0;
+		return 1;
 	e = errno;
 	unlink(tmp);
 	errno = e;
@@ -341,8 +382,14 @@ static int store_stream(snap_store *st, int fd, const void *buf, size_t len,
 {
 	char tmp[PATH_MAX], final[PATH_MAX], full[IDENTITY_DIGEST_LEN + 1];
 	struct identity_hash *h;
+	struct stat in;
+	unsigned long long size = len;
 	int out, rc, e;
 
+	if (fd >= 0 && fstat(fd, &in) == 0)
+		size = (unsigned long long)in.st_size;
+	if ((rc = room_for(st, size, err, errlen)))
+		return rc;
 	if ((out = make_temp(st->objects, tmp)) < 0)
 		return snap__fail(err, errlen, FC_IO,
 				  "cannot create an object in '%s': %s",
@@ -367,9 +414,12 @@ static int store_stream(snap_store *st, int fd, const void *buf, size_t len,
 	}
 	memcpy(hex, full + SNAP_HASH_PREFIX, SNAP_DIGEST_HEX + 1);
 	put(final, sizeof(final), "%s/%s", st->objects, hex);
-	if (publish(tmp, final) < 0)
+	rc = publish(tmp, final);
+	if (rc < 0)
 		return snap__fail(err, errlen, FC_IO, "cannot store object '%s': %s",
 				  final, strerror(errno));
+	if (rc > 0)
+		__atomic_add_fetch(st->used, size, __ATOMIC_RELAXED);
 	return 0;
 }
 

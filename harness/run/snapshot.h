@@ -112,6 +112,23 @@ int snap_store_open(const char *root, snap_store **out, char *err,
 void snap_store_close(snap_store *st); /* NULL: no-op */
 
 /*
+ * How big the store may grow.  A file the store would keep as a new object
+ * is refused with FC_NOSPACE (nothing written, the take fails, the state
+ * is not recorded) when the objects every process sharing `used` stored
+ * would then hold more than max_bytes (0: no such limit), or when its file
+ * system would keep less free than a tenth of its size, bounded to
+ * SNAP_FREE_KEEP_MIN..SNAP_FREE_KEEP_MAX.  The file is refused before it
+ * is hashed, so also when its content turns out to be stored already.  `used` counts the bytes of new objects; to
+ * share it between processes it lives in memory they share (MAP_SHARED),
+ * NULL counts this process's alone.  Without a call: the free-space rule
+ * only.
+ */
+#define SNAP_FREE_KEEP_MIN (256ULL << 20)
+#define SNAP_FREE_KEEP_MAX (4ULL << 30)
+void snap_store_limit(snap_store *st, unsigned long long max_bytes,
+		      unsigned long long *used);
+
+/*
  * The state of `dir` as a killed process leaves it (the files' current
  * contents, page cache included): every directory, regular file (content +
  * permission bits) and symlink (its target text) below dir, in a manifest

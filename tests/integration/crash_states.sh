@@ -122,6 +122,32 @@ sys.exit(0 if ok else 1)
 PY
 ok "exhaustive.yaml every-failpoint (c-sqlite): recorded agrees with --reexecute, with fewer attempts"
 
+# --- (a) a full state store: no state recorded, every schedule run whole ----
+# Catches a refused state turned into trouble (the schedules unverified
+# instead of re-executed), a schedule seeded from a state that was never
+# stored, and a report that hides the refusals.
+run exh-full 0 exhaustive --route c-sqlite --only every-failpoint --jobs 2 \
+	--state-store-max 1 --format json,md
+$check same "$tmp/exh-reexec/report.json" "$tmp/exh-full/report.json" ||
+	fail "a full state store changed verdicts"
+python3 - "$tmp/exh-full/report.json" "$tmp/exh-reexec/report.json" <<'PY' || fail "a full state store: refusals not reported, or schedules still seeded"
+import json, sys
+full, reexec = ({e["scenario"]: e for e in json.load(open(p))["routes"][0]
+                 ["coverage"]["exploration"]}["every-failpoint"]
+                for p in sys.argv[1:])
+print("store full:", full)
+ok = (full["states_refused"] > 0 and "limit" in full["refused_why"] and
+      full["seeded"] == 0 and full["inherited"] == 0 and
+      full["states_recorded"] == 0 and
+      full["attempts_run"] == reexec["attempts_run"])
+sys.exit(0 if ok else 1)
+PY
+grep -q "state(s) not recorded" "$tmp/exh-full/summary.md" ||
+	fail "a full state store: summary.md does not say so"
+expect 2 "$FENCECERT" certify "$tmp/exhaustive.yaml" --state-store-max 10X \
+	--out "$tmp/bad-size"
+ok "a full state store (--state-store-max 1): nothing recorded, every schedule run whole, same verdicts, refusals reported"
+
 # --- (a) syscalls.yaml: recorded discovery, same verdicts -----------------
 if grep -qw user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null; then
 	run sys-rec 0 syscalls --route c-file --route naive --jobs 2
