@@ -520,6 +520,27 @@ static void test_limit(void **state)
 	assert_int_equal(snap_take(other, b, d, f->err, sizeof(f->err)), 0);
 	assert_int_equal(used, 41 + 27);
 	snap_store_close(other);
+
+	/* a removed store gives its bytes back, and is gone */
+	snap_store_close(f->st);
+	f->st = NULL;
+	assert_int_equal(snap_store_remove(f->store_root, &used, f->err,
+					   sizeof(f->err)), 0);
+	assert_int_equal(used, 0);
+	assert_int_equal(access(f->store_root, F_OK), -1);
+	/* what another store counted is not taken below zero */
+	used = 5;
+	assert_int_equal(snap_store_open(f->store_root, &f->st, f->err,
+					 sizeof(f->err)), 0);
+	snap_store_limit(f->st, 0, &used);
+	take(f, a, d);
+	assert_int_equal(used, 5 + 41);
+	snap_store_close(f->st);
+	f->st = NULL;
+	used = 10;
+	assert_int_equal(snap_store_remove(f->store_root, &used, f->err,
+					   sizeof(f->err)), 0);
+	assert_int_equal(used, 0);
 	free(a);
 	free(b);
 }

@@ -53,7 +53,9 @@ struct wctx {
 	const struct suite *s;
 	const struct certify_opts *o;
 	supervisor *sv;
-	snap_store *snaps;  /* WORK_DIR/states, shared by the workers */
+	snap_store *snaps;  /* the store of unit (snaps_r, snaps_s):
+			       states_dir(), shared by the workers */
+	int snaps_r, snaps_s;
 	unsigned long long store_max;   /* its limit (snap_store_limit) */
 	unsigned long long *store_used; /* its bytes, in memory the workers
 					   share; NULL: counted per worker */
@@ -194,6 +196,15 @@ static void reproduce(const struct certify_opts *o, const char *route,
 		 "--schedule %s --out certify-replay --force", a, b, c, d);
 }
 
+/* The state store of route ri x scenario si: a directory of its own, which
+ * goes when the unit is finished (unit_finished()), so a long run keeps
+ * the states of the units still running only. */
+static void states_dir(const struct certify_opts *o, int ri, int si,
+		       char *out, size_t len)
+{
+	snprintf(out, len, "%s/states/r%d-s%d", o->work_dir, ri, si);
+}
+
 static json_t *work_error(const char *msg)
 {
 	return json_pack("{s:s}", "error", msg);
@@ -230,11 +241,15 @@ static json_t *work(void *ctx, json_t *job)
 		if (supervisor_pass_env(w->sv, w->o->pass_env, err, sizeof(err)))
 			return work_error(err);
 	}
-	if (!w->snaps) {
-		snprintf(dir, sizeof(dir), "%s/states", w->o->work_dir);
+	if (!w->snaps || w->snaps_r != ri || w->snaps_s != si) {
+		snap_store_close(w->snaps);
+		w->snaps = NULL;
+		states_dir(w->o, ri, si, dir, sizeof(dir));
 		if (snap_store_open(dir, &w->snaps, err, sizeof(err)))
 			return work_error(err);
 		snap_store_limit(w->snaps, w->store_max, w->store_used);
+		w->snaps_r = ri;
+		w->snaps_s = si;
 	}
 	if (seed_from_json(json_object_get(job, "seed"), &seed, &nseed,
 			   &seed_names)) {
@@ -373,6 +388,7 @@ struct run {
 	struct route_acc *acc;
 	size_t done_schedules;
 	long long t0, last_progress;
+	unsigned long long *store_used; /* the state stores' counter (wctx) */
 };
 
 static void note(struct route_acc *a, const char *fmt, ...)
@@ -637,6 +653,13 @@ static void unit_finished(struct run *R, struct unit *u)
 	const struct scenario *sc = &R->s->scenarios[u->s];
 
 	u->done = true;
+	if (!R->o->keep) { /* nothing starts from its states any more */
+		char dir[4096], err[400];
+		states_dir(R->o, u->r, u->s, dir, sizeof(dir));
+		if (snap_store_remove(dir, R->store_used, err, sizeof(err)))
+			fprintf(stderr, "fencecert: %s (it goes with the work "
+				"dir)\n", err);
+	}
 	for (const char *const *p = explorer_unreached(u->ex); *p; p++) {
 		a->gap = true;
 		note(a, "scenario '%s': declared failpoint '%s' was never reached",
@@ -1185,6 +1208,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		return rc;
 	}
 	store_limit(o, &w);
+	R.store_used = w.store_used;
 	R.t0 = clock_mono_ms();
 	rc = pool_new(o->jobs, work, work_fini, &w, &R.pool, err, errlen);
 	if (!rc) {

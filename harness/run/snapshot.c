@@ -292,6 +292,39 @@ void snap_store_limit(snap_store *st, unsigned long long max_bytes,
 	st->used = used ? used : &st->own_used;
 }
 
+int snap_store_remove(const char *root, unsigned long long *used, char *err,
+		      size_t errlen)
+{
+	char *objects = join(root, "objects");
+	unsigned long long bytes = 0, now;
+	DIR *d = objects ? opendir(objects) : NULL;
+	struct dirent *e;
+	struct stat sb;
+
+	if (!objects)
+		return snap__fail(err, errlen, FC_NOMEM, "out of memory");
+	/* the published objects: what snap_store_limit() counted */
+	while (d && (e = readdir(d)))
+		if (strlen(e->d_name) == SNAP_DIGEST_HEX &&
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode))
+			bytes += (unsigned long long)sb.st_size;
+	if (d)
+		closedir(d);
+	free(objects);
+	if (fs_remove_tree(root))
+		return snap__fail(err, errlen, FC_IO, "cannot remove the state "
+				  "store '%s'", root);
+	if (!used)
+		return 0;
+	now = __atomic_load_n(used, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(used, &now, now > bytes ?
+					    now - bytes : 0, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return 0;
+}
+
 /* May a new object of `size` bytes be written (snap_store_limit)? */
 static int room_for(snap_store *st, unsigned long long size, char *err,
 		    size_t errlen)

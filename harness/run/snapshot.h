@@ -95,7 +95,8 @@
 #define SNAP_DIGEST_HEX 64            /* hex SHA-256 */
 #define SNAP_CACHE_MAX (1 << 20)      /* files whose digest a store remembers */
 
-/* A directory shared by every worker process of one certify run. */
+/* A directory shared by the worker processes of one certify run (one per
+ * route x scenario: harness/certify/certify.c). */
 typedef struct snap_store snap_store;
 
 /*
@@ -123,6 +124,15 @@ void snap_store_close(snap_store *st); /* NULL: no-op */
  * NULL counts this process's alone.  Without a call: the free-space rule
  * only.
  */
+/*
+ * Remove the store rooted at `root` (no process uses it any more) and take
+ * the bytes of its objects off `used` (snap_store_limit()'s counter; NULL:
+ * none), so a later store of the run gets them.  0, or FC_IO with err set:
+ * what could not be removed stays, and its bytes stay counted.
+ */
+int snap_store_remove(const char *root, unsigned long long *used, char *err,
+		      size_t errlen) FC_MUST_CHECK;
+
 #define SNAP_FREE_KEEP_MIN (256ULL << 20)
 #define SNAP_FREE_KEEP_MAX (4ULL << 30)
 void snap_store_limit(snap_store *st, unsigned long long max_bytes,

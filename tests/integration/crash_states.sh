@@ -148,6 +148,32 @@ expect 2 "$FENCECERT" certify "$tmp/exhaustive.yaml" --state-store-max 10X \
 	--out "$tmp/bad-size"
 ok "a full state store (--state-store-max 1): nothing recorded, every schedule run whole, same verdicts, refusals reported"
 
+# --- (a) a finished scenario's states go ----------------------------------
+# c-sqlite's every-failpoint and random each store about 1.6 MB of states;
+# under a 2 MB limit both are recorded whole only if the first one's
+# states are removed when it finishes.  --keep keeps them (the schedule
+# dirs and the states stay for a look), so the second one then meets the
+# limit: that run shows the check can fail.  --jobs 1 runs the two
+# scenarios one after the other.
+# Catches a store that is never pruned (a long run recording less and less)
+# and a pruned store whose bytes are not given back to the limit.
+mkdir "$tmp/keep"
+run prune-on 0 exhaustive --route c-sqlite --only every-failpoint --only random \
+	--jobs 1 --state-store-max 2M
+run prune-keep 0 exhaustive --route c-sqlite --only every-failpoint --only random \
+	--jobs 1 --state-store-max 2M --keep --work-dir "$tmp/keep"
+python3 - "$tmp/prune-on/report.json" "$tmp/prune-keep/report.json" <<'PY' || fail "finished scenarios' states are not removed (or their bytes not given back)"
+import json, sys
+on, keep = ({e["scenario"]: e for e in json.load(open(p))["routes"][0]
+             ["coverage"]["exploration"]} for p in sys.argv[1:])
+print("pruned:", {k: (e["seeded"], e.get("states_refused", 0)) for k, e in on.items()})
+print("--keep:", {k: (e["seeded"], e.get("states_refused", 0)) for k, e in keep.items()})
+ok = (all(e.get("states_refused", 0) == 0 and e["seeded"] > 0 for e in on.values())
+      and keep["random"].get("states_refused", 0) > 0)
+sys.exit(0 if ok else 1)
+PY
+ok "a finished scenario's states are removed and their bytes given back (under --keep they stay)"
+
 # --- (a) syscalls.yaml: recorded discovery, same verdicts -----------------
 if grep -qw user_notif /proc/sys/kernel/seccomp/actions_avail 2>/dev/null; then
 	run sys-rec 0 syscalls --route c-file --route naive --jobs 2
