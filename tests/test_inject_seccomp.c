@@ -232,6 +232,56 @@ static void test_kill_before_fsync2(void **state)
 	sct_finish(&c);
 }
 
+/* The hook sees each in-scope call decided: the power-loss model must
+ * know which syncs will not run. */
+struct seen {
+	int n;
+	enum inject_action action[8];
+	int rule[8];
+};
+
+static void note_decision(void *arg, const struct inject_seccomp_event *ev)
+{
+	struct seen *s = arg;
+
+	if (strcmp(ev->syscall, "fsync") == 0 && s->n < 8) {
+		s->action[s->n] = ev->action;
+		s->rule[s->n++] = ev->rule;
+	}
+}
+
+/* power_loss acts as kill_before (the call never runs; the harness's
+ * model then puts the files back), and the hook sees it coming. */
+static void test_power_loss_fsync2(void **state)
+{
+	struct sct_fx *fx = *state;
+	char *argv[] = { "/proc/self/exe", "--child", "w:data:A", "f:data",
+			 "w:data:B", "f:data", "w:data:C", NULL };
+	struct seen seen = { 0 };
+	const struct inject_seccomp_event *ev;
+	struct sct_child c;
+
+	sct_add(fx, "fsync#2:power_loss@*/data");
+	sct_start(&c, fx->plan, fx->dir, -1, argv);
+	inject_seccomp_session_set_hook(c.s, note_decision, &seen);
+	sct_drive(&c);
+
+	sct_assert_killed(&c, SIGKILL);
+	assert_string_equal(sct_slurp(fx, "data"), "AB");
+	ev = sct_find_outcome(&c, INJECT_OUT_KILLED_BEFORE);
+	assert_non_null(ev);
+	assert_int_equal(ev->action, INJECT_POWER_LOSS);
+	assert_int_equal(ev->occurrence, 2);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.action[0], INJECT_COUNT);
+	assert_int_equal(seen.rule[0], -1);
+	assert_int_equal(seen.action[1], INJECT_POWER_LOSS);
+	assert_int_equal(seen.rule[1], 0);
+	assert_string_equal(inject_action_name(INJECT_POWER_LOSS), "power_loss");
+	assert_int_equal(c.errors, 0);
+	sct_finish(&c);
+}
+
 static void test_kill_after_write3(void **state)
 {
 	struct sct_fx *fx = *state;
@@ -1104,6 +1154,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_count_discovery, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_count_default_scope, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_before_fsync2, sct_setup, sct_teardown),
+		cmocka_unit_test_setup_teardown(test_power_loss_fsync2, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_write3, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_pwrite, sct_setup, sct_teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_fdatasync, sct_setup, sct_teardown),

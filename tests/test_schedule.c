@@ -582,6 +582,43 @@ static void test_check_reached(void **state)
 	}
 }
 
+/* Which faults lose power: power_loss at a failpoint, and a syscall rule
+ * whose action (not its glob) is power_loss. */
+static void test_loses_power(void **state)
+{
+	struct fault f = { .action = FAULT_SYSCALL };
+	struct {
+		const char *rule;
+		bool power;
+	} rules[] = {
+		{ "fsync:power_loss", true },
+		{ "fsync#2:power_loss@{dir}/*", true },
+		{ "fdatasync#3:power_loss@{dir}/a:b@c", true },
+		{ "fsync#2:kill_before@{dir}/power_loss", false },
+		{ "fsync:kill_before@/x:power_loss", false },
+		{ "fsync:power_loss_x", false },
+		{ "fsync:power_los", false },
+		{ "power_loss", false },
+	};
+	char err[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		snprintf(f.rule, sizeof(f.rule), "%s", rules[i].rule);
+		if (fault_loses_power(&f) != rules[i].power)
+			fail_msg("'%s': %d", rules[i].rule, !rules[i].power);
+	}
+	f = (struct fault){ .action = FAULT_POWER_LOSS };
+	assert_true(fault_loses_power(&f));
+	f.action = FAULT_KILL;
+	assert_false(fault_loses_power(&f));
+	/* the rule is a valid one everywhere a rule is checked */
+	assert_int_equal(schedule_rule_make(f.rule, sizeof(f.rule), "fdatasync",
+					    3, "power_loss", "{dir}/*", err,
+					    sizeof(err)), 0);
+	assert_string_equal(f.rule, "fdatasync#3:power_loss@{dir}/*");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_format_refuses),
 		cmocka_unit_test(test_check_suite),
 		cmocka_unit_test(test_check_reached),
+		cmocka_unit_test(test_loses_power),
 	};
 
 	return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);

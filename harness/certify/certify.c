@@ -1046,8 +1046,12 @@ static bool loses_power(const struct scenario *sc)
 {
 	if (sc->explore && (sc->explore->actions & FAULT_BIT(FAULT_POWER_LOSS)))
 		return true;
+	for (char **a = sc->explore ? sc->explore->sys_actions : NULL; a && *a;
+	     a++)
+		if (strcmp(*a, "power_loss") == 0)
+			return true;
 	for (size_t i = 0; i < sc->nfaults; i++)
-		if (sc->faults[i].action == FAULT_POWER_LOSS)
+		if (fault_loses_power(&sc->faults[i]))
 			return true;
 	return false;
 }

@@ -114,7 +114,7 @@ static json_t *job_info(const cs_unit *u, int id)
 /* Does fault f come after op 1's first m tries (crash_states.h)? */
 static bool later(const struct fault *f, size_t m)
 {
-	if (f->operation == 0 || f->action == FAULT_POWER_LOSS)
+	if (f->operation == 0 || fault_loses_power(f))
 		return false;
 	if (f->operation != 1)
 		return true;
@@ -201,7 +201,7 @@ static bool draw_recheck(cs_unit *u, int id)
 static bool has_power(const struct explore_job *j)
 {
 	for (size_t i = 0; i < j->nfaults; i++)
-		if (j->faults[i].action == FAULT_POWER_LOSS)
+		if (fault_loses_power(&j->faults[i]))
 			return true;
 	return false;
 }

@@ -94,6 +94,7 @@ static const char *const action_names[] = {
 	[INJECT_KILL_BEFORE] = "kill_before",
 	[INJECT_KILL_AFTER] = "kill_after",
 	[INJECT_ERRNO] = "errno",
+	[INJECT_POWER_LOSS] = "power_loss",
 };
 
 static const char *const outcome_names[] = {
@@ -248,7 +249,7 @@ int inject_seccomp_plan_add(struct inject_seccomp_plan *p, const char *syscall,
 	if (i < 0)
 		return plan_fail(p, FC_USAGE, "cannot intercept syscall '%s'",
 				 syscall);
-	if ((unsigned)action > INJECT_ERRNO)
+	if ((unsigned)action > INJECT_POWER_LOSS)
 		return plan_fail(p, FC_USAGE, "unknown action %d for '%s'",
 				 (int)action, syscall);
 	if (action == INJECT_KILL_AFTER &&
@@ -338,6 +339,8 @@ int inject_seccomp_plan_add_rule(struct inject_seccomp_plan *p,
 		a = INJECT_KILL_BEFORE;
 	} else if (strcmp(action, "kill_after") == 0) {
 		a = INJECT_KILL_AFTER;
+	} else if (strcmp(action, "power_loss") == 0) {
+		a = INJECT_POWER_LOSS;
 	} else if (strncmp(action, "errno:", 6) == 0) {
 		a = INJECT_ERRNO;
 		if (!errno_parse(action + 6, &error))

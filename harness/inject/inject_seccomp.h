@@ -86,6 +86,9 @@ enum inject_action {
 			     * truncate, rename*, link*, symlink*, unlink*, rmdir,
 			     * mkdir*) and sendto; not open*, reads, connect. */
 	INJECT_ERRNO,       /* the call fails with -error and does nothing */
+	INJECT_POWER_LOSS,  /* as INJECT_KILL_BEFORE: the call never runs; the
+			     * caller (the harness's power-loss model) then
+			     * puts the files back to what was synced */
 };
 
 /* What inject_seccomp_handle() did with one notification. */
@@ -222,8 +225,10 @@ int inject_seccomp_session_fd(const struct inject_seccomp_session *s);
 const char *inject_seccomp_session_errmsg(const struct inject_seccomp_session *s);
 
 /* Called with each received notification once it is described (syscall,
- * paths) and before it is validated and decided; the event's outcome is
- * still NONE.  For tracing, and for tests that need to race the route. */
+ * paths) and, when in scope, decided (rule, action: whether the call will
+ * run), before anything is done about it; the event's outcome is still
+ * NONE.  For tracing, the power-loss model (a call that will not run syncs
+ * nothing), and for tests that need to race the route. */
 typedef void inject_seccomp_hook(void *arg,
 				 const struct inject_seccomp_event *ev);
 void inject_seccomp_session_set_hook(struct inject_seccomp_session *s,

@@ -425,7 +425,7 @@ static int process(struct inject_seccomp_session *s,
 {
 	const struct seccomp_notif *req = s->req;
 	int sys = table_index(s, req->data.nr);
-	bool has_path;
+	bool has_path, scoped;
 	int rc;
 
 	ev->nr = req->data.nr;
@@ -435,11 +435,13 @@ static int process(struct inject_seccomp_session *s,
 	snprintf(ev->syscall, sizeof(ev->syscall), "%s",
 		 inject_seccomp__syscalls[sys].name);
 	has_path = describe(req, &inject_seccomp__syscalls[sys], ev);
-	if (s->hook)
+	scoped = inject_seccomp__in_scope(s->plan, ev, has_path);
+	if (scoped) /* no side effect: the counts move in commit() */
+		decide(s, sys, ev);
+	if (s->hook) /* it sees the decision: whether the call will run */
 		s->hook(s->hook_arg, ev);
-	if (!inject_seccomp__in_scope(s->plan, ev, has_path))
+	if (!scoped)
 		return respond(s, ev, 0, INJECT_OUT_IGNORED);
-	decide(s, sys, ev);
 	if (!inject_seccomp__pending(s->fd, req->id)) {
 		ev->outcome = INJECT_OUT_STALE;
 		return 0;

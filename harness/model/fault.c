@@ -98,6 +98,25 @@ bool fault_is_point_action(enum fault_action a)
 	       a == FAULT_POWER_LOSS;
 }
 
+bool fault_rule_loses_power(const char *rule)
+{
+	const char *at = strchr(rule, '@'); /* the glob may hold ':' */
+	const char *colon = strchr(rule, ':');
+	size_t len = at ? (size_t)(at - colon - 1) : 0;
+
+	if (!colon || (at && at < colon))
+		return false;
+	if (!at)
+		len = strlen(colon + 1);
+	return len == 10 && strncmp(colon + 1, "power_loss", 10) == 0;
+}
+
+bool fault_loses_power(const struct fault *f)
+{
+	return f->action == FAULT_POWER_LOSS ||
+	       (f->action == FAULT_SYSCALL && fault_rule_loses_power(f->rule));
+}
+
 bool fault_failpoint_valid(const char *name, size_t len)
 {
 	static const char *const reserved[] = { "next", "never", "clean", "all", NULL };

@@ -131,6 +131,14 @@ bool fault_at_failpoint(const struct fault *f);
 bool fault_is_point_action(enum fault_action a);
 bool fault_is_member_action(enum fault_action a);
 
+/* Does f lose power: a power_loss at a failpoint, or a syscall fault whose
+ * rule's action is power_loss ("fdatasync#3:power_loss@{dir}/t.db-wal":
+ * the machine goes down as the call is made, the call never runs)? */
+bool fault_loses_power(const struct fault *f);
+
+/* Is a rule string's action power_loss? */
+bool fault_rule_loses_power(const char *rule);
+
 /*
  * Proxy actions apply during try `attempt` (all of it), through the
  * suite's proxy `proxy`: cut_after_commit and hold_commit at the hit-th

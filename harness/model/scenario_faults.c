@@ -351,7 +351,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (fault_action_parse(action, &f->action) < 0 ||
 		   f->action == FAULT_SYSCALL) {
 		return scenario__error(c, v,
-				       "unknown action '%.40s' (expected kill, pause, fail, power_loss, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay; a fault with 'syscall' takes kill_before, kill_after or errno:NAME)",
+				       "unknown action '%.40s' (expected kill, pause, fail, power_loss, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay; a fault with 'syscall' takes kill_before, kill_after, power_loss or errno:NAME)",
 				       action);
 	} else if (fault_is_member_action(f->action)) {
 		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
@@ -525,11 +525,11 @@ static int check_sys_action(struct yctx *c, yaml_node_t *n, const char *s)
 	char rule[FAULT_RULE_MAX], msg[300];
 
 	if (strcmp(s, "count") == 0)
-		return scenario__error(c, n, "action 'count' cannot be explored (expected kill_before, kill_after or errno:NAME)");
+		return scenario__error(c, n, "action 'count' cannot be explored (expected kill_before, kill_after, power_loss or errno:NAME)");
 	/* kill_after is checked against each syscall when schedules are made */
 	if (schedule_rule_make(rule, sizeof(rule), "fsync", 1, s, NULL, msg,
 			       sizeof(msg)) < 0)
-		return scenario__error(c, n, "%s (expected kill_before, kill_after or errno:NAME)",
+		return scenario__error(c, n, "%s (expected kill_before, kill_after, power_loss or errno:NAME)",
 				       msg);
 	return 0;
 }

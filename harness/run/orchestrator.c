@@ -203,6 +203,7 @@ static void observe(struct orch *o, int idx)
 /* --- processes -------------------------------------------------------------- */
 
 static int step(struct orch *o, long long deadline);
+static void power_lost_at_call(struct orch *o, int idx);
 
 /* The record and the run of a new attempt: try k of op.  Its index, or -1
  * when out of memory. */
@@ -335,6 +336,8 @@ static void on_exit_event(struct orch *o, int idx)
 	r->ended = true;
 	r->paused = false;
 	orch__families_gone(&o->fams, &o->s, idx, r->given_up);
+	if (o->s.power_lost >= 0)
+		power_lost_at_call(o, idx);
 	observe(o, idx);
 	if (o->watch && collect_watch_attempt(o->watch, o->s.rec, idx))
 		orch__out_of_memory(&o->s);
@@ -530,6 +533,29 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 			      nth, err);
 }
 
+/* The machine goes down now: the power state of the schedule's files is
+ * taken, every process of the schedule dies, and the files go back to that
+ * state.  0, or an error with err set. */
+static int cut_power(struct orch *o, char *err, size_t errlen)
+{
+	char digest[SNAP_DIGEST_HEX + 1];
+	int rc = FC_USAGE;
+
+	if (o->s.durable)
+		rc = snap_take_power(o->s.durable, digest, err, errlen);
+	else
+		snprintf(err, errlen, "the route keeps state outside the "
+			 "schedule's files (its journal or target is not a "
+			 "sqlite: or file: URL under {dir}), which cannot lose "
+			 "power here");
+	for (size_t i = 0; i < o->nruns; i++)
+		if (!o->runs[i].ended)
+			sv_proc_kill(o->runs[i].proc);
+	for (size_t i = 0; i < o->nruns && !o->s.fatal; i++)
+		wait_ended(o, (int)i);
+	return rc ? rc : restore_state(o, digest, err, errlen);
+}
+
 /* power_loss (fault fi) at the nth hit of fp in attempt idx: the machine
  * goes down -- every process of the schedule dies -- and comes back with
  * the files as they were synced; the change is credited to idx. */
@@ -537,30 +563,31 @@ static void lose_power(struct orch *o, int idx, int fi, const char *fp,
 		       int nth)
 {
 	struct run *r = &o->runs[idx];
-	char digest[SNAP_DIGEST_HEX + 1], err[400];
-	int rc = FC_USAGE;
+	char err[400];
+	int rc;
 
-	if (o->s.durable)
-		rc = snap_take_power(o->s.durable, digest, err, sizeof(err));
-	else
-		snprintf(err, sizeof(err), "the route keeps state outside the "
-			 "schedule's files (its journal or target is not a "
-			 "sqlite: or file: URL under {dir}), which cannot lose "
-			 "power here");
 	orch__note_applied(&o->s, fi, idx, r->op, "power lost at %s#%d in op "
 			   "%d try %d", fp, nth, r->op, r->try_number);
-	for (size_t i = 0; i < o->nruns; i++)
-		if (!o->runs[i].ended)
-			sv_proc_kill(o->runs[i].proc);
-	for (size_t i = 0; i < o->nruns && !o->s.fatal; i++)
-		wait_ended(o, (int)i);
-	if (!rc)
-		rc = restore_state(o, digest, err, sizeof(err));
-	if (rc) {
+	if ((rc = cut_power(o, err, sizeof(err)))) {
 		orch__trouble(&o->s, rc, "power_loss at %s#%d: %s", fp, nth, err);
 		return;
 	}
 	observe(o, idx);
+}
+
+/* A syscall fault's power_loss killed attempt idx as it made the call
+ * (orch_sched.power_lost): the rest of the machine goes down too.  The
+ * attempt's end is then observed as usual. */
+static void power_lost_at_call(struct orch *o, int idx)
+{
+	char err[400];
+	int fi = o->s.power_lost, rc;
+
+	o->s.power_lost = -1;
+	if ((rc = cut_power(o, err, sizeof(err))))
+		orch__trouble(&o->s, rc, "power_loss at a call (%s) in op %d "
+			      "try %d: %s", o->s.p->faults[fi].rule,
+			      o->runs[idx].op, o->runs[idx].try_number, err);
 }
 
 /* The seed of try k of op, or NULL. */
@@ -1211,7 +1238,7 @@ static void end_schedule(struct orch *o, bool entered)
 int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 		     char *err, size_t errlen)
 {
-	struct orch o = { .s.p = p, .settled_obs = -1 };
+	struct orch o = { .s.p = p, .s.power_lost = -1, .settled_obs = -1 };
 	size_t nf = p->nfaults ? p->nfaults : 1;
 	int enter_rc;
 

@@ -46,6 +46,11 @@ struct orch_sched {
 				       schedule's files would keep if power
 				       failed now (the syscall family feeds it
 				       every sync); NULL */
+	int power_lost;             /* a syscall fault's power_loss killed the
+				       attempt that just ended: its index
+				       into the faults, for the loop to bring
+				       the files back to what was synced; -1
+				       (orchestrator_syscall.c sets it) */
 	int fatal;                  /* first error that leaves no record; 0 */
 	char fatal_msg[200];        /* what failed */
 };

@@ -217,6 +217,7 @@ static void record_call(struct syscalls *sc, const struct inject_seccomp_event *
 {
 	struct orch_sched *s = sc->s;
 	char digest[SNAP_DIGEST_HEX + 1] = "", err[400], what[200];
+	char power[SNAP_DIGEST_HEX + 1] = "";
 	char glob[PATH_MAX * 2];
 	unsigned long nth = 0;
 
@@ -229,6 +230,11 @@ static void record_call(struct syscalls *sc, const struct inject_seccomp_event *
 		if (!digest[0]) {
 			int rc = snap_take(s->p->snaps, s->p->dir, digest, err,
 					   sizeof(err));
+			/* the power state as the call is made: what a
+			 * power_loss there leaves */
+			if (!rc && s->durable)
+				rc = snap_take_power(s->durable, power, err,
+						     sizeof(err));
 			if (rc == FC_NOSPACE) {
 				orch__state_refused(s, err);
 				return;
@@ -247,6 +253,8 @@ static void record_call(struct syscalls *sc, const struct inject_seccomp_event *
 		push_state(s, c, "kill_before", digest, what);
 		if (is_sync(ev->syscall))
 			push_state(s, c, "kill_after", digest, what);
+		if (power[0])
+			push_state(s, c, "power_loss", power, what);
 	}
 }
 
@@ -262,6 +270,10 @@ static void sync_hook(void *arg, const struct inject_seccomp_event *ev)
 	if (sc->ncounts && ev->path[0])
 		record_call(sc, ev);
 	if (!s->durable)
+		return;
+	/* a call that will not run syncs nothing (inject_seccomp_hook) */
+	if (ev->action == INJECT_KILL_BEFORE || ev->action == INJECT_ERRNO ||
+	    ev->action == INJECT_POWER_LOSS)
 		return;
 	if (strcmp(ev->syscall, "fsync") == 0 ||
 	    strcmp(ev->syscall, "fdatasync") == 0)
@@ -510,6 +522,9 @@ static void note_sysfault(struct orch_sched *s, int idx, int fi,
 			snprintf(how, sizeof(how), "errno:%d", sf->error);
 		s->rec->attempts[idx].journal_failed |=
 			journal_file(s, sf->path);
+	} else if (fault_rule_loses_power(s->p->faults[fi].rule)) {
+		snprintf(how, sizeof(how), "power_loss");
+		s->power_lost = fi; /* the loop restores the synced files */
 	} else {
 		snprintf(how, sizeof(how), "%s",
 			 sf->outcome == INJECT_OUT_KILLED_AFTER ?

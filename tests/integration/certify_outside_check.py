@@ -226,6 +226,12 @@ def main(path):
                      if "FAILED_PRE_COMMIT" in [h["to"] for h in s["operations"][0]["history"]]]
         need(restarted, "py-journal: no schedule left it COMMITTING without its "
              "rows, so the proof of absence was never exercised")
+        # power lost at its calls: really cut (not run as a kill), and
+        # survived (its syncs make the journal and target durable)
+        cut = [s for s in rt["schedules"] if s["scenario"] == "py-power-at-calls"
+               and "power_loss at " in applied(s)]
+        need(len(cut) >= 10, "py-journal: %d schedules cut power at a call"
+             % len(cut))
 
     for p in problems:
         print("certify_outside_check: " + p, file=sys.stderr)
