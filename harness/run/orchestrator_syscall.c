@@ -24,11 +24,18 @@
  *     kill_before there leaves, and for a sync call, which changes no
  *     content, a kill_after's too.  Each is labelled with the rule string
  *     the exploration makes for that occurrence (wave_syscalls), counted
- *     the way the rule counts (in-scope calls matching its glob).
+ *     the way the rule counts (in-scope calls matching its glob).  With
+ *     the power-loss model on, the power state at that call is kept too:
+ *     the state a power_loss there leaves.
  *  5. With the power-loss model on (orch_sched.durable), every try runs
  *     under a plan that intercepts fsync, fdatasync, syncfs and sync, and
- *     each one is told to the model while its caller is held, before the
- *     call runs (power_hook): the content it syncs is what the model keeps.
+ *     each one is told to the model while its caller is held, decided but
+ *     before it runs (sync_hook): the content it syncs is what the model
+ *     keeps, and a sync a rule keeps from running (kill_before,
+ *     power_loss, errno:) syncs nothing.
+ *  7. A power_loss rule that fired tells the loop (orch_sched.power_lost),
+ *     which brings the rest of the machine down once the try's end is
+ *     seen (orchestrator.c, power_lost_at_call).
  */
 #include <fnmatch.h>
 #include <stdio.h>
