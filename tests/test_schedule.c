@@ -120,6 +120,8 @@ static void test_known_strings(void **state)
 		{ proxied(at_fp(FAULT_REFUSE, "after_claim", 2, 1, 0), "pgj", 0),
 		  "r:after_claim@2=pgj" },
 		{ proxied(during(FAULT_DELAY, 1, 0, 2), "p.x", 50), "w@1*50/op2=p.x" },
+		{ between(FAULT_POWER_LOSS, 1, 0), "b@1" },
+		{ at_fp(FAULT_POWER_LOSS, "after_complete", 2, 1, 1), "b:after_complete@2/op1" },
 	};
 
 	table[6].f.resume = RESUME_AT_NEXT_FAILPOINT;
@@ -238,7 +240,10 @@ static struct fault random_fault(uint64_t *rng)
 			return f;
 		}
 	}
-	if (fault_is_point_action(f.action) || member_at) {
+	/* power_loss takes either form too: at a failpoint or once a try ended */
+	if (f.action == FAULT_POWER_LOSS && next(rng) % 2) {
+		f.after_attempt = numbers[next(rng) % 8];
+	} else if (fault_is_point_action(f.action) || member_at) {
 		random_name(rng, f.failpoint, FAILPOINT_NAME_MAX - 1);
 		f.attempt = numbers[next(rng) % 8];
 		f.hit = next(rng) % 2 ? 1 : numbers[next(rng) % 8];
@@ -252,9 +257,10 @@ static struct fault random_fault(uint64_t *rng)
 			"fsync#2:kill_before@{dir}/journal.db*",
 			"fdatasync:errno:EIO", "write#1000000:kill_after@/a:b#c@d",
 			"pwrite64#3:errno:ENOSPC@{dir}/t/*",
+			"fdatasync#3:power_loss@{dir}/t.db-wal",
 		};
 		f.attempt = numbers[next(rng) % 8];
-		strcpy(f.rule, rules[next(rng) % 4]);
+		strcpy(f.rule, rules[next(rng) % 5]);
 	} else {
 		f.after_attempt = numbers[next(rng) % 8];
 	}

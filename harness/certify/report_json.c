@@ -361,7 +361,8 @@ static json_t *faulted_json(const struct rec_schedule *r)
 		return NULL;
 	for (size_t i = 0; i < r->nfaults; i++) {
 		const struct fault *f = &r->faults[i];
-		if (r->fired[i] && fault_is_point_action(f->action))
+		if (r->fired[i] && fault_is_point_action(f->action) &&
+		    f->failpoint[0])
 			v[k++] = f->failpoint;
 	}
 	out = name_set(v, k);

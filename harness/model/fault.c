@@ -87,7 +87,8 @@ bool fault_is_proxy_action(enum fault_action a)
 
 bool fault_at_failpoint(const struct fault *f)
 {
-	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE)
+	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE ||
+	    f->action == FAULT_POWER_LOSS)
 		return f->failpoint[0] != '\0';
 	return fault_is_point_action(f->action);
 }

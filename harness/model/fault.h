@@ -122,8 +122,8 @@ const char *operator_decision_name(enum operator_decision d);
 /* 0, or FC_USAGE for another name. */
 int operator_decision_parse(const char *name, enum operator_decision *out);
 
-/* True when f happens at a failpoint of an attempt (kill, pause, fail,
- * power_loss, and member actions given a failpoint), false between tries. */
+/* True when f happens at a failpoint of an attempt (kill, pause, fail, and
+ * power_loss and member actions given a failpoint), false between tries. */
 bool fault_at_failpoint(const struct fault *f);
 
 /* The actions that only ever happen at a failpoint: kill, pause, fail,

@@ -11,7 +11,8 @@
  *      decision, force and wrong_target (no other fault does); only pause
  *      carries a resume; operation is 0 for "every operation".
  *      stop_member/start_member take either form (a failpoint, or
- *      after_attempt) and always carry a member.
+ *      after_attempt) and always carry a member; power_loss takes either
+ *      form too (after_attempt: power lost once that try ended).
  *   2. A fault can fire: its attempt is one of the orchestrator's tries and
  *      its operation one of the scenario's operations; a member action
  *      names a member of one of the suite's etcd services.  A fault that cannot
@@ -370,6 +371,12 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
 		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
 		return FC_USAGE;
+	} else if (f->action == FAULT_POWER_LOSS &&
+		   !scenario__map_get(c, n, "failpoint", NULL) &&
+		   !scenario__map_get(c, n, "attempt", NULL)) {
+		/* {after_attempt: N, action: power_loss}: once try N ended */
+		if (parse_between_fault(c, n, f, b) < 0)
+			return FC_USAGE;
 	} else if (fault_is_point_action(f->action)) {
 		if (parse_failpoint_fault(c, n, f, b) < 0)
 			return FC_USAGE;

@@ -17,6 +17,7 @@
  * Grammar (faults separated by ';', no spaces; "clean" = no faults):
  *   ACTION ':' FAILPOINT '@' ATTEMPT ['#' HIT] ['/op' N] ['>' RESUME]
  *        for kill (k), pause (p), fail (f), power_loss (b, "blackout");
+ *        power_loss also takes the form below ("b@1": once try 1 ended);
  *        RESUME is "next" (after the next
  *        attempt), "never", or a failpoint name the next attempt must reach
  *   ACTION '@' AFTER_ATTEMPT ['/op' N]

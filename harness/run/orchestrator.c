@@ -876,6 +876,16 @@ static int empty_op_dir(const struct orch *o, int op, const char *tail)
 /* The loop's between-tries faults, on the task's own XCom, pod and
  * source: lose_xcom / lose_pod / change_source (fault fi) once try k of op
  * ended. */
+/* The index of the last attempt of try k of op, or -1. */
+static int last_attempt(const struct orch *o, int op, int k)
+{
+	for (size_t i = o->s.rec->nattempts; i-- > 0;)
+		if (o->s.rec->attempts[i].operation == op &&
+		    o->s.rec->attempts[i].try_number == k)
+			return (int)i;
+	return -1;
+}
+
 static void task_fault(struct orch *o, int fi, int op, int k)
 {
 	const struct fault *f = &o->s.p->faults[fi];
@@ -896,6 +906,17 @@ static void task_fault(struct orch *o, int fi, int op, int k)
 		orch__note_applied(&o->s, fi, -1, op, "lost the pod of op %d after "
 				   "try %d", op, k);
 		break;
+	case FAULT_POWER_LOSS: /* the try ended, then the machine went down */
+		orch__note_applied(&o->s, fi, -1, op, "power lost after op %d "
+				   "try %d ended", op, k);
+		if ((rc = cut_power(o, err, sizeof(err)))) {
+			orch__trouble(&o->s, rc, "power_loss after try %d of op "
+				      "%d: %s", k, op, err);
+			return;
+		}
+		o->s.rec->fired[fi] = true;
+		observe(o, last_attempt(o, op, k));
+		return;
 	case FAULT_CHANGE_SOURCE:
 		rc = workgen_change_source(o->su.wg, op, intent, err, sizeof(err));
 		if (rc) {
