@@ -256,6 +256,13 @@ static void wave_try1(explorer *ex)
 				"try1", true, role, (int)x);
 		}
 	}
+	/* power lost once try 1 ended (it succeeded: the discovery run
+	 * showed it): what the route promised by exiting 0 must survive */
+	if (all && (e->actions & FAULT_BIT(FAULT_POWER_LOSS))) {
+		struct fault f = { .action = FAULT_POWER_LOSS, .after_attempt = 1,
+				   .operation = 1 };
+		add_job(ex, &f, 1, "try1", true, ROLE_PLAIN, -1);
+	}
 }
 
 /* add_job() may move ex->slots: the waves below copy what they need from

@@ -76,7 +76,7 @@ for v in viol:
     elif v["scenario"] != "power":
         bad.append(f"no-fsync: violation {v['name']} in scenario {v['scenario']} "
                    f"({v['schedule']}), expected only 'power' or 'power-at-calls'")
-    elif not any(f.startswith("b:") for f in v["schedule"].split(";")):
+    elif not any(f.startswith(("b:", "b@")) for f in v["schedule"].split(";")):
         bad.append(f"no-fsync: violation in {v['schedule']}, a schedule that "
                    "never cut power")
 # Catches a rejection for some other reason than lost unsynced writes.
