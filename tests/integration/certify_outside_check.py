@@ -195,13 +195,6 @@ def main(path):
              "sqlite3-import: rejected by more than its commit point")
     if "sqlite3-insert-ignore" in routes:
         rt = routes["sqlite3-insert-ignore"]
-        # power lost at its target's syncs and unlinks: really cut, and
-        # every such stop before its commit (check_certified: converged)
-        cut = [s for s in rt["schedules"] if s["scenario"] == "sqlite-power-at-calls"
-               and "power_loss at " in applied(s)]
-        need(len(cut) >= 3 and all(windows(s) == ["before-mutation"] for s in cut),
-             "sqlite3-insert-ignore: power-at-calls stops %s"
-             % [(s["schedule"], windows(s)) for s in cut])
         after = [s for s in rt["schedules"] if windows(s) == ["after-mutation"]]
         need(after and all(at_journal_unlink(s, rt) for s in after),
              "sqlite3-insert-ignore: the stop after its commit is not the kill "
