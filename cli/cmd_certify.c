@@ -221,35 +221,6 @@ static void stop_janitor(int fd, pid_t pid)
 		;
 }
 
-/* "N", "NK", "NM" or "NG" (binary units), N >= 1, into *out; 0 or -1. */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	unsigned long long v = 0, unit = 1;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (~0ULL - 9) / 10)
-			return -1;
-		v = v * 10 + (unsigned long long)(*p - '0');
-	}
-	if (*p == 'K' || *p == 'k')
-		unit = 1ULL << 10;
-	else if (*p == 'M' || *p == 'm')
-		unit = 1ULL << 20;
-	else if (*p == 'G' || *p == 'g')
-		unit = 1ULL << 30;
-	else if (*p)
-		return -1;
-	if (*p && p[1])
-		return -1;
-	if (!v || v > ~0ULL / unit)
-		return -1;
-	*out = v * unit;
-	return 0;
-}
-
 static int cusage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "fencecert: USAGE: ");
@@ -490,7 +461,8 @@ int cmd_certify(int argc, char **argv)
 			o.recheck_pct = (int)n;
 			break;
 		case 'M':
-			if (parse_size(optarg, &o.state_store_max))
+			if (cli_parse_size(optarg, &o.state_store_max) ||
+			    !o.state_store_max)
 				return cusage("--state-store-max must be a size in "
 					      "bytes (with K, M or G), at least 1, "
 					      "not '%s'", optarg);

@@ -92,6 +92,33 @@ int cli_parse_ll(const char *s, long long *out)
 	return 0;
 }
 
+int cli_parse_size(const char *s, unsigned long long *bytes)
+{
+	static const struct { const char *unit; unsigned long long n; } units[] = {
+		{ "", 1 }, { "K", 1ULL << 10 }, { "k", 1ULL << 10 },
+		{ "M", 1ULL << 20 }, { "m", 1ULL << 20 }, { "G", 1ULL << 30 },
+		{ "g", 1ULL << 30 }, { NULL, 0 },
+	};
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return FC_USAGE;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return FC_USAGE;
+	for (int i = 0; units[i].unit; i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			if (v > ~0ULL / units[i].n)
+				return FC_USAGE;
+			*bytes = v * units[i].n;
+			return 0;
+		}
+	}
+	return FC_USAGE;
+}
+
 int cli_parse_duration(const char *s, long long *ms)
 {
 	static const struct { const char *unit; long long ms; } units[] = {

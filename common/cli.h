@@ -51,6 +51,10 @@ int cli_parse_duration(const char *s, long long *ms);
 /* Parse a non-negative decimal integer.  0, or FC_USAGE. */
 int cli_parse_ll(const char *s, long long *out);
 
+/* Parse a size such as "4096", "64K", "512M", "2G" (binary units, either
+ * case) into bytes.  0, or FC_USAGE. */
+int cli_parse_size(const char *s, unsigned long long *bytes);
+
 extern const char *const fencecert_version;
 extern const char *const fencecert_git_rev;
 

@@ -302,56 +302,104 @@ static int errno_parse(const char *s, int *out)
 	return 0;
 }
 
-int inject_seccomp_plan_add_rule(struct inject_seccomp_plan *p,
-				 const char *rule)
-{
-	char buf[256], *colon, *at, *hash, *action, *end;
-	unsigned long occurrence = 0;
-	enum inject_action a;
-	int error = 0;
+/* A rule string taken apart: SYSCALL ['#' N] ':' ACTION ['@' GLOB]. */
+struct rule_parts {
+	char buf[256];             /* the syscall, and the glob after it */
+	const char *glob;          /* NULL: none */
+	unsigned long occurrence;  /* 0: every call */
+	enum inject_action action;
+	int error;                 /* INJECT_ERRNO */
+};
 
-	if (strlen(rule) >= sizeof(buf))
-		return plan_fail(p, FC_USAGE, "rule too long '%.40s...'", rule);
-	strcpy(buf, rule);
+static int rule_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int rule_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return FC_USAGE;
+}
+
+/* 0, or FC_USAGE with err set (err may be NULL). */
+static int parse_rule(const char *rule, struct rule_parts *r, char *err,
+		      size_t errlen)
+{
+	char *colon, *at, *hash, *action, *end;
+
+	memset(r, 0, sizeof(*r));
+	if (strlen(rule) >= sizeof(r->buf))
+		return rule_fail(err, errlen, "rule too long '%.40s...'", rule);
+	strcpy(r->buf, rule);
 	/* The glob comes last so it may contain ':' and '#'. */
-	at = strchr(buf, '@');
+	at = strchr(r->buf, '@');
 	if (at)
 		*at++ = '\0';
-	colon = strchr(buf, ':');
+	r->glob = at;
+	colon = strchr(r->buf, ':');
 	if (!colon)
-		return plan_fail(p, FC_USAGE,
-				 "missing ':ACTION' in rule '%s'", rule);
+		return rule_fail(err, errlen, "missing ':ACTION' in rule '%s'",
+				 rule);
 	*colon = '\0';
 	action = colon + 1;
-	hash = strchr(buf, '#');
+	hash = strchr(r->buf, '#');
 	if (hash) {
 		*hash++ = '\0';
 		errno = 0;
-		occurrence = strtoul(hash, &end, 10);
+		r->occurrence = strtoul(hash, &end, 10);
 		if (errno || end == hash || *end || *hash == '-')
-			return plan_fail(p, FC_USAGE,
-					 "bad occurrence '%s' in rule '%s'",
-					 hash, rule);
+			return rule_fail(err, errlen, "bad occurrence '%s' in "
+					 "rule '%s'", hash, rule);
 	}
 	if (strcmp(action, "count") == 0) {
-		a = INJECT_COUNT;
+		r->action = INJECT_COUNT;
 	} else if (strcmp(action, "kill_before") == 0) {
-		a = INJECT_KILL_BEFORE;
+		r->action = INJECT_KILL_BEFORE;
 	} else if (strcmp(action, "kill_after") == 0) {
-		a = INJECT_KILL_AFTER;
+		r->action = INJECT_KILL_AFTER;
 	} else if (strcmp(action, "power_loss") == 0) {
-		a = INJECT_POWER_LOSS;
+		r->action = INJECT_POWER_LOSS;
 	} else if (strncmp(action, "errno:", 6) == 0) {
-		a = INJECT_ERRNO;
-		if (!errno_parse(action + 6, &error))
-			return plan_fail(p, FC_USAGE,
-					 "unknown errno '%s' in rule '%s'",
-					 action + 6, rule);
+		r->action = INJECT_ERRNO;
+		if (!errno_parse(action + 6, &r->error))
+			return rule_fail(err, errlen, "unknown errno '%s' in "
+					 "rule '%s'", action + 6, rule);
 	} else {
-		return plan_fail(p, FC_USAGE, "unknown action '%s' in rule '%s'",
+		return rule_fail(err, errlen, "unknown action '%s' in rule '%s'",
 				 action, rule);
 	}
-	return inject_seccomp_plan_add(p, buf, occurrence, a, error, at);
+	return 0;
+}
+
+int inject_seccomp_plan_add_rule(struct inject_seccomp_plan *p,
+				 const char *rule)
+{
+	struct rule_parts r;
+
+	if (parse_rule(rule, &r, p->errmsg, sizeof(p->errmsg)))
+		return FC_USAGE;
+	return inject_seccomp_plan_add(p, r.buf, r.occurrence, r.action,
+				       r.error, r.glob);
+}
+
+int inject_seccomp_rule_action(const char *rule, enum inject_action *out)
+{
+	struct rule_parts r;
+
+	if (parse_rule(rule, &r, NULL, 0))
+		return FC_USAGE;
+	*out = r.action;
+	return 0;
+}
+
+bool inject_action_runs_call(enum inject_action a)
+{
+	return a == INJECT_COUNT || a == INJECT_KILL_AFTER;
 }
 
 size_t inject_seccomp_plan_rules(const struct inject_seccomp_plan *p)

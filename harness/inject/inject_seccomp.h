@@ -171,6 +171,15 @@ int inject_seccomp_plan_add(struct inject_seccomp_plan *p, const char *syscall,
 int inject_seccomp_plan_add_rule(struct inject_seccomp_plan *p,
 				 const char *rule) FC_MUST_CHECK;
 
+/* The action of a rule string, read the way the plan reads it (no plan,
+ * no allocation).  FC_USAGE when the string is not a rule. */
+int inject_seccomp_rule_action(const char *rule, enum inject_action *out)
+	FC_MUST_CHECK;
+
+/* Does the call an action acts on run?  Counted (let through) and
+ * kill_after (run on the route's behalf) ones do; the others never do. */
+bool inject_action_runs_call(enum inject_action a);
+
 /* Number of rules, and the string form of rule i (round-trips through
  * inject_seccomp_plan_add_rule()).  FC_USAGE if i is out of range or the
  * string does not fit. */

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/protocol.h"
+#include "harness/inject/inject_seccomp.h"
 #include "harness/model/fault.h"
 
 static const char *const action_names[FAULT_ACTION_COUNT] = {
@@ -85,10 +86,15 @@ bool fault_is_proxy_action(enum fault_action a)
 	       a == FAULT_REFUSE || a == FAULT_DELAY;
 }
 
+bool fault_takes_either_form(enum fault_action a)
+{
+	return fault_is_member_action(a) || a == FAULT_REFUSE ||
+	       a == FAULT_POWER_LOSS;
+}
+
 bool fault_at_failpoint(const struct fault *f)
 {
-	if (fault_is_member_action(f->action) || f->action == FAULT_REFUSE ||
-	    f->action == FAULT_POWER_LOSS)
+	if (fault_takes_either_form(f->action))
 		return f->failpoint[0] != '\0';
 	return fault_is_point_action(f->action);
 }
@@ -101,15 +107,10 @@ bool fault_is_point_action(enum fault_action a)
 
 bool fault_rule_loses_power(const char *rule)
 {
-	const char *at = strchr(rule, '@'); /* the glob may hold ':' */
-	const char *colon = strchr(rule, ':');
-	size_t len = at ? (size_t)(at - colon - 1) : 0;
+	enum inject_action a;
 
-	if (!colon || (at && at < colon))
-		return false;
-	if (!at)
-		len = strlen(colon + 1);
-	return len == 10 && strncmp(colon + 1, "power_loss", 10) == 0;
+	return inject_seccomp_rule_action(rule, &a) == 0 &&
+	       a == INJECT_POWER_LOSS;
 }
 
 bool fault_loses_power(const struct fault *f)

@@ -6,9 +6,11 @@
  * Owns: the action and decision name tables (fault.c), the failpoint name
  * rule both the suite loader (scenario_faults.c) and the schedule string
  * (schedule.c) enforce, and which failpoints belong to a target call (the
- * checker's invariants 5 and 6 and its outcomes).  It sits below every
- * other file of harness/model: it calls nothing of the model, so the suite
- * loader and the schedule string can both stand on it.
+ * checker's invariants 5 and 6 and its outcomes), which actions take a
+ * failpoint or an after_attempt, and which faults lose power (a syscall
+ * rule's action read with the rule grammar of harness/inject).  It sits
+ * below every other file of harness/model: it calls nothing of the model,
+ * so the suite loader and the schedule string can both stand on it.
  *
  * Who includes it: scenario.h (so every user of the suite model sees it)
  * and anything in harness/ at or above harness/model (ci/check-layers).
@@ -122,8 +124,12 @@ const char *operator_decision_name(enum operator_decision d);
 /* 0, or FC_USAGE for another name. */
 int operator_decision_parse(const char *name, enum operator_decision *out);
 
+/* Actions that happen at a failpoint when given one, else between tries
+ * (members, power_loss) or during a try (refuse). */
+bool fault_takes_either_form(enum fault_action a);
+
 /* True when f happens at a failpoint of an attempt (kill, pause, fail, and
- * power_loss and member actions given a failpoint), false between tries. */
+ * the either-form actions given a failpoint), false otherwise. */
 bool fault_at_failpoint(const struct fault *f);
 
 /* The actions that only ever happen at a failpoint: kill, pause, fail,
@@ -136,7 +142,7 @@ bool fault_is_member_action(enum fault_action a);
  * the machine goes down as the call is made, the call never runs)? */
 bool fault_loses_power(const struct fault *f);
 
-/* Is a rule string's action power_loss? */
+/* Is a rule string's action power_loss (inject_seccomp_rule_action())? */
 bool fault_rule_loses_power(const char *rule);
 
 /*

@@ -332,6 +332,19 @@ static int parse_proxy_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	return c->failed ? FC_USAGE : 0;
 }
 
+/* An action that takes either form (fault_takes_either_form()): at a
+ * failpoint when the fault names one or an attempt, else between tries
+ * ({after_attempt: N}: once try N ended). */
+static int parse_either_form(struct yctx *c, yaml_node_t *n, struct fault *f,
+			     const struct fault_bounds *b)
+{
+	bool at = scenario__map_get(c, n, "failpoint", NULL) ||
+		  scenario__map_get(c, n, "attempt", NULL);
+
+	return at ? parse_failpoint_fault(c, n, f, b)
+		  : parse_between_fault(c, n, f, b);
+}
+
 static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 		       const struct fault_bounds *b)
 {
@@ -355,12 +368,7 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 				       "unknown action '%.40s' (expected kill, pause, fail, power_loss, lose_xcom, lose_pod, change_source, recover, stop_member, start_member, cut_after_commit, hold_commit, refuse or delay; a fault with 'syscall' takes kill_before, kill_after, power_loss or errno:NAME)",
 				       action);
 	} else if (fault_is_member_action(f->action)) {
-		bool at = scenario__map_get(c, n, "failpoint", NULL) ||
-			  scenario__map_get(c, n, "attempt", NULL);
-
-		if ((at ? parse_failpoint_fault(c, n, f, b)
-			: parse_between_fault(c, n, f, b)) < 0 ||
-		    parse_member(c, n, f) < 0)
+		if (parse_either_form(c, n, f, b) < 0 || parse_member(c, n, f) < 0)
 			return FC_USAGE;
 	} else if (refuse_key(c, n, "member", f, " (only stop_member and start_member)") < 0 ||
 		   refuse_key(c, n, "service", f, " (only stop_member and start_member)") < 0) {
@@ -371,11 +379,8 @@ static int parse_fault(struct yctx *c, yaml_node_t *n, struct fault *f,
 	} else if (refuse_key(c, n, "proxy", f, " (only proxy actions)") < 0 ||
 		   refuse_key(c, n, "delay_ms", f, " (only delay)") < 0) {
 		return FC_USAGE;
-	} else if (f->action == FAULT_POWER_LOSS &&
-		   !scenario__map_get(c, n, "failpoint", NULL) &&
-		   !scenario__map_get(c, n, "attempt", NULL)) {
-		/* {after_attempt: N, action: power_loss}: once try N ended */
-		if (parse_between_fault(c, n, f, b) < 0)
+	} else if (f->action == FAULT_POWER_LOSS) {
+		if (parse_either_form(c, n, f, b) < 0)
 			return FC_USAGE;
 	} else if (fault_is_point_action(f->action)) {
 		if (parse_failpoint_fault(c, n, f, b) < 0)

@@ -459,9 +459,8 @@ static int parse_fault(struct cursor *c, struct fault *f)
 		if (parse_decision(c, f) < 0)
 			return FC_USAGE;
 	}
-	at = fault_is_member_action(f->action) || f->action == FAULT_REFUSE ||
-	     f->action == FAULT_POWER_LOSS ?
-		*c->p == ':' : fault_is_point_action(f->action);
+	at = fault_takes_either_form(f->action) ? *c->p == ':' :
+	     fault_is_point_action(f->action);
 	if (at) {
 		if (*c->p != ':')
 			return fail(c, "':' and a failpoint");

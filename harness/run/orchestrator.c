@@ -874,19 +874,9 @@ static int empty_op_dir(const struct orch *o, int op, const char *tail)
 }
 
 /* The loop's between-tries faults, on the task's own XCom, pod and
- * source: lose_xcom / lose_pod / change_source (fault fi) once try k of op
- * ended. */
-/* The index of the last attempt of try k of op, or -1. */
-static int last_attempt(const struct orch *o, int op, int k)
-{
-	for (size_t i = o->s.rec->nattempts; i-- > 0;)
-		if (o->s.rec->attempts[i].operation == op &&
-		    o->s.rec->attempts[i].try_number == k)
-			return (int)i;
-	return -1;
-}
-
-static void task_fault(struct orch *o, int fi, int op, int k)
+ * source, and the machine: lose_xcom / lose_pod / change_source /
+ * power_loss (fault fi) once try k of op, attempt idx, ended. */
+static void task_fault(struct orch *o, int fi, int op, int k, int idx)
 {
 	const struct fault *f = &o->s.p->faults[fi];
 	char err[300], intent[IDENTITY_DIGEST_LEN + 1], tail[32];
@@ -915,7 +905,7 @@ static void task_fault(struct orch *o, int fi, int op, int k)
 			return;
 		}
 		o->s.rec->fired[fi] = true;
-		observe(o, last_attempt(o, op, k));
+		observe(o, idx);
 		return;
 	case FAULT_CHANGE_SOURCE:
 		rc = workgen_change_source(o->su.wg, op, intent, err, sizeof(err));
@@ -994,13 +984,15 @@ static void harness_synced(struct orch *o, int fi, int op, int k)
 			      fault_action_name(f->action), err);
 }
 
-/* The between-tries faults once try k of op ended (or was given up as a
- * zombie: `zombie`), in the order the schedule lists them.  *cleared: an
- * operator's recover apply moved the operation, after which the operator
- * clears the task in Airflow (a new try even after exit 100). */
-static void between_tries(struct orch *o, int op, int k, bool zombie,
+/* The between-tries faults once try k of op, attempt idx, ended (or was
+ * given up as a zombie), in the order the schedule lists them.  *cleared:
+ * an operator's recover apply moved the operation, after which the
+ * operator clears the task in Airflow (a new try even after exit 100). */
+static void between_tries(struct orch *o, int op, int k, int idx,
 			  bool *cleared)
 {
+	bool zombie = o->s.rec->attempts[idx].zombie;
+
 	*cleared = false;
 	for (size_t i = 0; i < o->s.p->nfaults && !o->s.fatal; i++) {
 		const struct fault *f = &o->s.p->faults[i];
@@ -1014,7 +1006,7 @@ static void between_tries(struct orch *o, int op, int k, bool zombie,
 		if (fam)
 			family_fault(o, fam, (int)i, op, k, zombie, cleared);
 		else
-			task_fault(o, (int)i, op, k);
+			task_fault(o, (int)i, op, k, idx);
 		harness_synced(o, (int)i, op, k);
 	}
 }
@@ -1065,7 +1057,7 @@ static void run_task(struct orch *o, int op)
 
 		if (idx < 0)
 			return; /* cannot start the route: nothing to certify */
-		between_tries(o, op, k, o->s.rec->attempts[idx].zombie, &cleared);
+		between_tries(o, op, k, idx, &cleared);
 		resume_after(o, op, k, false);
 		a = &o->s.rec->attempts[idx];
 		if (!a->zombie && !a->signal && a->exit_code == 0) {

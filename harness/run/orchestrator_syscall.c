@@ -279,8 +279,7 @@ static void sync_hook(void *arg, const struct inject_seccomp_event *ev)
 	if (!s->durable)
 		return;
 	/* a call that will not run syncs nothing (inject_seccomp_hook) */
-	if (ev->action == INJECT_KILL_BEFORE || ev->action == INJECT_ERRNO ||
-	    ev->action == INJECT_POWER_LOSS)
+	if (!inject_action_runs_call(ev->action))
 		return;
 	if (strcmp(ev->syscall, "fsync") == 0 ||
 	    strcmp(ev->syscall, "fdatasync") == 0)
