@@ -13,11 +13,6 @@ void fc_sqlite_readers_keep_wal(bool on)
 	keep_wal = on;
 }
 
-bool fc_sqlite_readers_keeping_wal(void)
-{
-	return keep_wal;
-}
-
 int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db)
 {
 	int flags = access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE :

@@ -1,7 +1,8 @@
 /*
  * sqlite_reader.h -- open an existing SQLite file to read it and change
  * nothing: what `recover inspect`/`plan` need of the SQLite journal
- * (journal_open_readonly()) and of the SQLite fence's probe.
+ * (journal_open_readonly()) and of the SQLite fence's probe, and how the
+ * harness's observer reads a SQLite target (fences/target_sqlite.c).
  *
  * SQLITE_OPEN_READONLY alone is not enough: on a WAL database a read-only
  * connection creates the -wal and -shm files and, unable to checkpoint,
@@ -17,14 +18,14 @@
  * the power-loss model): the last reader's close would copy the -wal into
  * the database, fsync it and delete the -wal -- a write the route did not
  * make, which the model of the route's syncs (harness/run/snapshot.h)
- * cannot see.  While on, readers (these and the SQLite target observer)
- * close without a checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) and the
+ * cannot see.  While on, readers close without a checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) and the
  * -wal/-shm stay as a killed writer leaves them.  A process-wide switch: a
  * harness worker runs one schedule at a time.
  *
  * Included by the SQLite journal's read-only open (journal/), the SQLite
- * fence and observer (fences/), and the orchestrator (harness/run), which
- * turns keep-WAL on for a schedule under the power-loss model.
+ * fence and target reader, the observer's (fences/), and the orchestrator
+ * (harness/run), which turns keep-WAL on for a schedule under the
+ * power-loss model.
  */
 #ifndef FENCECERT_SQLITE_READER_H
 #define FENCECERT_SQLITE_READER_H
@@ -38,6 +39,5 @@
 int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db);
 
 void fc_sqlite_readers_keep_wal(bool on);
-bool fc_sqlite_readers_keeping_wal(void);
 
 #endif

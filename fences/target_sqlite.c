@@ -11,10 +11,12 @@
  * that finds the file until it is freed.
  *
  * Invariants:
- *  1. Nothing is written: the file is opened without SQLITE_OPEN_CREATE,
- *     only after stat() shows it, and with query_only set.  Not
- *     SQLITE_OPEN_READONLY: a read-only connection to a WAL database creates
- *     the -wal and -shm files and cannot remove them on close.  A hot
+ *  1. Nothing is written: the file is opened only after stat() shows it,
+ *     as every reader of ours opens one (fc_sqlite_open_reader(),
+ *     common/sqlite_reader.h): without SQLITE_OPEN_CREATE, with query_only
+ *     set, and read-write where it may be -- a read-only connection to a
+ *     WAL database creates the -wal and -shm files and cannot remove them
+ *     on close.  A hot
  *     rollback journal left by a killed writer is rolled back on the first
  *     read, the recovery any next connection performs.
  *  2. Every call reads what the file holds now: it stats the path first and
@@ -136,16 +138,12 @@ static int attach(struct target_sqlite *t, char *err, size_t errlen)
 	if (t->db && t->dev == st.st_dev && t->ino == st.st_ino)
 		return 0;
 	drop(t);
-	if (sqlite3_open_v2(t->path, &t->db, SQLITE_OPEN_READWRITE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    /* under the power-loss model it closes without a checkpoint
-	     * (common/sqlite_reader.h) */
-	    (fc_sqlite_readers_keeping_wal() &&
-	     sqlite3_db_config(t->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
-			       NULL) != SQLITE_OK) ||
-	    sqlite3_exec(t->db, "PRAGMA query_only = 1;"
-			 "PRAGMA cache_size = " TARGET_SQLITE_CACHE, NULL, NULL,
-			 NULL))
+	/* a reader like the others (common/sqlite_reader.h): query_only, and
+	 * no checkpoint on close under the power-loss model */
+	if (fc_sqlite_open_reader(t->path, SQLITE_OPEN_NOMUTEX, &t->db) !=
+	    SQLITE_OK ||
+	    sqlite3_exec(t->db, "PRAGMA cache_size = " TARGET_SQLITE_CACHE,
+			 NULL, NULL, NULL))
 		return fail(t, "open target", err, errlen);
 	sqlite3_busy_timeout(t->db, BUSY_TIMEOUT_MS);
 	t->dev = st.st_dev;

@@ -8,8 +8,9 @@
  *
  * Owns: the string form and the one-letter action names; the faults and
  * their long names are fault.h's, the failpoint name rule fault.h's.
- * schedule.c calls only fault.c and the template checker of the model (a
- * syscall rule's glob is a template), never the suite loader, so the
+ * schedule.c calls only fault.c, the template checker of the model (a
+ * syscall rule's glob is a template) and harness/inject's rule parser (a
+ * syscall rule is an inject_seccomp rule), never the suite loader, so the
  * loader can use it.  schedule_check.c (whether a replayed string names
  * what exists) sits on schedule.c and the loaded suite (suite.c).  Who includes it: the model (scenario_faults.c,
  * explore.h, record.h), harness/run, harness/certify and tests/.
