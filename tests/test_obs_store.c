@@ -16,9 +16,9 @@
 
 #include "harness/model/obs_store.h"
 
-/* Operation 1 asks for r1..r3; observation 0 holds r1 once and r2 twice,
- * observation 1 holds r1..r3 once. */
-static obs_store *two_observations(void)
+/* A store in memory where operation 1 asks for r1..r3 and, with two
+ * operations, operation 2 for q1. */
+static obs_store *expecting(int ops)
 {
 	obs_store *s;
 	char err[200];
@@ -27,6 +27,17 @@ static obs_store *two_observations(void)
 	assert_int_equal(obs_store_expect(s, 1, "r1"), 0);
 	assert_int_equal(obs_store_expect(s, 1, "r2"), 0);
 	assert_int_equal(obs_store_expect(s, 1, "r3"), 0);
+	if (ops > 1)
+		assert_int_equal(obs_store_expect(s, 2, "q1"), 0);
+	return s;
+}
+
+/* One operation; observation 0 holds r1 once and r2 twice, observation 1
+ * holds r1..r3 once. */
+static obs_store *two_observations(void)
+{
+	obs_store *s = expecting(1);
+
 	assert_int_equal(obs_store_add(s, 0, "r1", 1), 0);
 	assert_int_equal(obs_store_add(s, 0, "r2", 2), 0);
 	assert_int_equal(obs_store_add(s, 1, "r1", 1), 0);
@@ -171,6 +182,217 @@ static void test_copy(void **state)
 	obs_store_free(s);
 }
 
+/* --- content-addressed observations and kept answers --------------------- */
+
+struct row {
+	const char *key;
+	long long count;
+};
+
+/* Fill observation n with rows[0..len) in one transaction. */
+static void fill(obs_store *s, int n, const struct row *rows, size_t len)
+{
+	assert_int_equal(obs_store_begin(s), 0);
+	assert_int_equal(obs_store_fill_begin(s, n), 0);
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal(obs_store_add(s, n, rows[i].key, rows[i].count),
+				 0);
+	assert_int_equal(obs_store_fill_end(s), 0);
+	assert_int_equal(obs_store_commit(s), 0);
+}
+
+/* Every answer about op's rows in observation n. */
+struct answers {
+	struct obs_rowsum sum;
+	long long total;
+	int missing, duplicated, owners, changed_from_0;
+};
+
+static struct answers ask(obs_store *s, int n, int op)
+{
+	struct answers a;
+
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(obs_store_op_rows(s, n, op, &a.sum), 0);
+	a.total = obs_store_rows_total(s, n);
+	assert_int_equal(obs_store_missing(s, n, op, count_rows, &a.missing), 0);
+	assert_int_equal(obs_store_duplicated(s, n, op, count_rows,
+					      &a.duplicated), 0);
+	assert_int_equal(obs_store_owners_duplicated(s, n, count_ops,
+						     &a.owners), 0);
+	assert_int_equal(obs_store_changed(s, 0, n, op, count_rows,
+					   &a.changed_from_0), 0);
+	return a;
+}
+
+/* The reference: rows written one by one, nothing filled, named or
+ * kept. */
+static void plain(obs_store *s, int n, const struct row *rows, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal(obs_store_add(s, n, rows[i].key, rows[i].count),
+				 0);
+}
+
+static void same_answers(obs_store *s, obs_store *ref, int n)
+{
+	for (int op = 0; op <= 2; op++) {
+		struct answers a = ask(s, n, op), b = ask(ref, n, op);
+		assert_memory_equal(&a, &b, sizeof(a));
+		/* asked twice: the kept answer is the answer */
+		a = ask(s, n, op);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+}
+
+static const struct row complete[] = { { "r1", 1 }, { "r2", 1 }, { "r3", 1 },
+				       { "q1", 1 } };
+/* the same rows in another order, one count given in two parts */
+static const struct row complete_again[] = { { "q1", 1 }, { "r3", 1 },
+					     { "r2", 1 }, { "r1", 1 } };
+static const struct row doubled[] = { { "r1", 2 }, { "r2", 1 }, { "r2", 1 },
+				      { "r3", 2 }, { "x", 2 } };
+
+/* Equal rows, whatever their order and however their counts come, name
+ * one content: the second observation repeats the first; other rows do
+ * not; every answer is the reference's. */
+static void test_fill_repeats_equal_rows(void **state)
+{
+	obs_store *s = expecting(2), *ref = expecting(2);
+
+	(void)state;
+	fill(s, 0, complete, 4);
+	fill(s, 1, complete_again, 4);
+	fill(s, 2, doubled, 5);
+	fill(s, 3, NULL, 0);
+	plain(ref, 0, complete, 4);
+	plain(ref, 1, complete_again, 4);
+	plain(ref, 2, doubled, 5);
+	for (int n = 0; n <= 3; n++)
+		same_answers(s, ref, n);
+	/* observation 1 is a repeat: a write to it does not reach 0 */
+	assert_int_equal(obs_store_add(s, 1, "r1", 1), 0);
+	assert_int_equal(obs_store_add(ref, 1, "r1", 1), 0);
+	assert_int_equal(obs_store_count(s, 0, "r1"), 1);
+	same_answers(s, ref, 0);
+	same_answers(s, ref, 1);
+	/* nor does a refill of 0 reach 1; 0 is then named anew */
+	fill(s, 0, doubled, 5);
+	assert_int_equal(obs_store_clear(ref, 0), 0);
+	plain(ref, 0, doubled, 5);
+	same_answers(s, ref, 0);
+	same_answers(s, ref, 1);
+	fill(s, 4, doubled, 5);
+	plain(ref, 4, doubled, 5);
+	same_answers(s, ref, 4);
+	obs_store_free(s);
+	obs_store_free(ref);
+}
+
+/* Kept answers go with the rows they are about: a write, a drop, a
+ * clear or a new expected row, and the next answer is computed again. */
+static void test_kept_answers_follow_writes(void **state)
+{
+	obs_store *s = expecting(2), *ref = expecting(2);
+
+	(void)state;
+	fill(s, 0, complete, 4);
+	plain(ref, 0, complete, 4);
+	same_answers(s, ref, 0);
+	assert_int_equal(obs_store_add(s, 0, "r2", 1), 0);
+	assert_int_equal(obs_store_add(ref, 0, "r2", 1), 0);
+	same_answers(s, ref, 0);
+	assert_int_equal(obs_store_drop(s, 0, "r1"), 0);
+	assert_int_equal(obs_store_drop(ref, 0, "r1"), 0);
+	same_answers(s, ref, 0);
+	assert_int_equal(obs_store_expect(s, 1, "r4"), 0);
+	assert_int_equal(obs_store_expect(ref, 1, "r4"), 0);
+	same_answers(s, ref, 0);
+	assert_int_equal(obs_store_clear(s, 0), 0);
+	assert_int_equal(obs_store_clear(ref, 0), 0);
+	same_answers(s, ref, 0);
+	obs_store_free(s);
+	obs_store_free(ref);
+}
+
+/* What a worker does: keep a schedule's observations in the store the
+ * next schedule's is copied from; there an observation of the same rows
+ * repeats the kept one and answers as the reference does -- also when an
+ * empty observation was kept first (kept observations are numbered by
+ * name, not by rows: an empty one must not lend its counts to the next). */
+static void test_keep_then_repeat_in_a_copy(void **state)
+{
+	obs_store *cache = expecting(2), *s1, *s2, *ref = expecting(2);
+	char err[200];
+
+	(void)state;
+	assert_int_equal(obs_store_open_copy(cache, "", &s1, err, sizeof(err)),
+			 0);
+	fill(s1, 0, NULL, 0);
+	fill(s1, 1, doubled, 5);
+	fill(s1, 2, complete, 4);
+	for (int n = 0; n <= 2; n++)
+		assert_int_equal(obs_store_keep(cache, s1, n), 0);
+	/* kept once */
+	assert_int_equal(obs_store_keep(cache, s1, 2), 0);
+	obs_store_free(s1);
+
+	assert_int_equal(obs_store_open_copy(cache, "", &s2, err, sizeof(err)),
+			 0);
+	fill(s2, 0, complete_again, 4);
+	fill(s2, 1, doubled, 5);
+	fill(s2, 2, NULL, 0);
+	plain(ref, 0, complete_again, 4);
+	plain(ref, 1, doubled, 5);
+	for (int n = 0; n <= 2; n++)
+		same_answers(s2, ref, n);
+	/* the kept rows are nobody's observation: the copy's own are 0..2 */
+	assert_int_equal(obs_store_rows_total(s2, 3), 0);
+	obs_store_free(s2);
+	obs_store_free(cache);
+	obs_store_free(ref);
+}
+
+/* An observation past the bound goes to the table unnamed and still
+ * answers right; a fill cannot be nested; a rollback ends a fill. */
+static void test_fill_bound_and_misuse(void **state)
+{
+	obs_store *s = expecting(2), *ref = expecting(2);
+	char key[32];
+
+	(void)state;
+	assert_int_equal(obs_store_begin(s), 0);
+	assert_int_equal(obs_store_fill_begin(s, 0), 0);
+	assert_int_equal(obs_store_fill_begin(s, 1), FC_USAGE);
+	for (int i = 0; i < 200001; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(obs_store_add(s, 0, key, 1), 0);
+	}
+	assert_int_equal(obs_store_add(s, 0, "r1", 2), 0);
+	assert_int_equal(obs_store_fill_end(s), 0);
+	assert_int_equal(obs_store_commit(s), 0);
+	assert_int_equal(obs_store_rows_total(s, 0), 200002);
+	assert_int_equal(obs_store_count(s, 0, "r1"), 2);
+	plain(ref, 0, (const struct row[]){ { "r1", 2 } }, 1);
+	{
+		struct obs_rowsum a, b;
+		assert_int_equal(obs_store_op_rows(s, 0, 1, &a), 0);
+		assert_int_equal(obs_store_op_rows(ref, 0, 1, &b), 0);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+	/* rolled back half way: no rows, and a new fill may start */
+	assert_int_equal(obs_store_begin(s), 0);
+	assert_int_equal(obs_store_fill_begin(s, 5), 0);
+	assert_int_equal(obs_store_add(s, 5, "r1", 1), 0);
+	obs_store_rollback(s);
+	assert_int_equal(obs_store_rows_total(s, 5), 0);
+	fill(s, 5, complete, 4);
+	assert_int_equal(obs_store_rows_total(s, 5), 4);
+	assert_int_equal(obs_store_fill_begin(s, -1), FC_USAGE);
+	obs_store_free(s);
+	obs_store_free(ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +401,10 @@ int main(void)
 		cmocka_unit_test(test_writes_do_not_show_through),
 		cmocka_unit_test(test_same_replaces_and_refuses),
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_fill_repeats_equal_rows),
+		cmocka_unit_test(test_kept_answers_follow_writes),
+		cmocka_unit_test(test_keep_then_repeat_in_a_copy),
+		cmocka_unit_test(test_fill_bound_and_misuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

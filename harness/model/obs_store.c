@@ -14,14 +14,36 @@
  *     rows of its own: every question about it is asked of the one it
  *     repeats.  Before either of the two is written to, the repeat gets
  *     its own copy of the rows, so a write never shows through twice.
+ *  5. Content addressed: an observation filled through obs_store_fill_*
+ *     is named by the SHA-256 of its rows in key order (table digest);
+ *     one whose rows another observation already holds repeats it
+ *     (invariant 4) instead of inserting them again.  The rows wait in
+ *     memory only up to FILL_MAX_ROWS / FILL_MAX_BYTES; a bigger
+ *     observation goes to the table as it comes and gets no name.
+ *  6. Answers kept are answers over rows that did not change: table
+ *     rowsum keeps obs_store_op_rows() per (observation, op), and both it
+ *     and digest lose an observation's entries whenever its rows are
+ *     written (forget()) and all of them when the expected rows change.
+ *     Both are tables, so a page copy (obs_store_open_copy) carries them.
  */
+#include <limits.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness/model/obs_store.h"
+#include "journal/identity.h"
+
+/* Invariant 5's bound on an observation held in memory while it fills. */
+#define FILL_MAX_ROWS 200000
+#define FILL_MAX_BYTES (16u << 20)
+/* obs_store_keep(): where kept observations are numbered from, so that no
+ * record's observation (numbered from 0 by attempt) meets one; how many. */
+#define KEPT_BASE (1 << 30)
+#define KEPT_MAX 4
 
 enum stmt {
 	S_EXPECT,
@@ -38,6 +60,16 @@ enum stmt {
 	S_ROWS_PREV,
 	S_ROWS_NOW,
 	S_COPY,
+	S_DIGEST_FIND,
+	S_DIGEST_PUT,
+	S_DIGEST_DROP,
+	S_DIGEST_OF,
+	S_MEMO_GET,
+	S_MEMO_PUT,
+	S_MEMO_DROP,
+	S_MEMO_CLEAR,
+	S_KEPT_NEXT,
+	S_OPS,
 	S_COUNT_ALL
 };
 
@@ -78,6 +110,21 @@ static const char *const stmt_sql[S_COUNT_ALL] = {
 		       "ORDER BY row_key",
 	[S_COPY] = "INSERT INTO obs(n, row_key, count) SELECT ?1, row_key, "
 		   "count FROM obs WHERE n = ?2",
+	[S_DIGEST_FIND] = "SELECT n FROM digest WHERE d = ?2",
+	[S_DIGEST_PUT] = "INSERT OR REPLACE INTO digest(d, n) VALUES (?2, ?1)",
+	[S_DIGEST_DROP] = "DELETE FROM digest WHERE n = ?1",
+	[S_DIGEST_OF] = "SELECT d FROM digest WHERE n = ?1",
+	[S_MEMO_GET] = "SELECT expected, present, once, duplicated, missing "
+		       "FROM rowsum WHERE n = ?1 AND op = ?2",
+	[S_MEMO_PUT] = "INSERT OR REPLACE INTO rowsum(n, op, expected, present, "
+		       "once, duplicated, missing) VALUES (?1, ?2, ?3, ?4, ?5, "
+		       "?6, ?7)",
+	[S_MEMO_DROP] = "DELETE FROM rowsum WHERE n = ?1",
+	[S_MEMO_CLEAR] = "DELETE FROM rowsum",
+	/* by their names: a kept observation may hold no row */
+	[S_KEPT_NEXT] = "SELECT COALESCE(MAX(n) + 1, ?1) FROM digest "
+			"WHERE n >= ?1",
+	[S_OPS] = "SELECT DISTINCT op FROM expected ORDER BY op",
 };
 
 static const char settings[] =
@@ -91,7 +138,18 @@ static const char schema[] =
 	"row_key TEXT NOT NULL UNIQUE);"
 	"CREATE INDEX expected_op ON expected(op);"
 	"CREATE TABLE obs(n INTEGER NOT NULL, row_key TEXT NOT NULL, "
-	"count INTEGER NOT NULL, PRIMARY KEY (n, row_key)) WITHOUT ROWID;";
+	"count INTEGER NOT NULL, PRIMARY KEY (n, row_key)) WITHOUT ROWID;"
+	"CREATE TABLE digest(d BLOB PRIMARY KEY, n INTEGER NOT NULL UNIQUE);"
+	"CREATE TABLE rowsum(n INTEGER NOT NULL, op INTEGER NOT NULL, "
+	"expected INTEGER NOT NULL, present INTEGER NOT NULL, "
+	"once INTEGER NOT NULL, duplicated INTEGER NOT NULL, "
+	"missing INTEGER NOT NULL, PRIMARY KEY (n, op)) WITHOUT ROWID;";
+
+/* One row of an observation filling (invariant 5). */
+struct fill_row {
+	char *key;
+	long long count;
+};
 
 struct obs_store {
 	sqlite3 *db;
@@ -99,6 +157,13 @@ struct obs_store {
 	int *same;     /* same[n]: 1 + the observation n repeats, 0: its own
 			  rows (invariant 4) */
 	size_t nsame;
+	struct {
+		bool on, spilled;
+		int n;
+		struct fill_row *v;
+		size_t len, cap, bytes;
+	} fill;                /* obs_store_fill_begin() .. _end() */
+	bool expect_changed;   /* rowsum is stale (invariant 6) */
 	char errmsg[256];
 };
 
@@ -178,6 +243,14 @@ int obs_store_open_copy(const obs_store *from, const char *path,
 	return open_store(path, from, out, err, errlen);
 }
 
+static void fill_reset(obs_store *s)
+{
+	for (size_t i = 0; i < s->fill.len; i++)
+		free(s->fill.v[i].key);
+	free(s->fill.v);
+	memset(&s->fill, 0, sizeof(s->fill));
+}
+
 void obs_store_free(obs_store *s)
 {
 	if (!s)
@@ -185,6 +258,7 @@ void obs_store_free(obs_store *s)
 	for (int i = 0; i < S_COUNT_ALL; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
+	fill_reset(s);
 	free(s->same);
 	free(s);
 }
@@ -236,6 +310,8 @@ int obs_store_commit(obs_store *s)
 
 void obs_store_rollback(obs_store *s)
 {
+	if (s)
+		fill_reset(s);
 	if (s && !sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -261,7 +337,16 @@ static sqlite3_stmt *bind_key(sqlite3_stmt *st, int i, const char *key)
 
 int obs_store_expect(obs_store *s, int op, const char *key)
 {
+	s->expect_changed = true;
 	return run(s, bind_key(prep(s, S_EXPECT, 1, op, 0, 0), 2, key));
+}
+
+/* Rows of n change: what was kept about them goes (invariant 6). */
+static int forget(obs_store *s, int n)
+{
+	int rc = run(s, prep(s, S_DIGEST_DROP, 1, n, 0, 0));
+
+	return rc ? rc : run(s, prep(s, S_MEMO_DROP, 1, n, 0, 0));
 }
 
 /* Before observation n is written to: it and every repeat of it get rows
@@ -275,28 +360,84 @@ static int detach(obs_store *s, int n)
 			continue;
 		rc = run(s, prep(s, S_COPY, 2, (int)k, s->same[k] - 1, 0));
 		if (!rc)
+			rc = forget(s, (int)k);
+		if (!rc)
 			s->same[k] = 0;
 	}
 	return rc;
 }
 
-int obs_store_add(obs_store *s, int n, const char *key, long long count)
+static int add_row(obs_store *s, int n, const char *key, long long count)
 {
-	sqlite3_stmt *st;
-	int rc = detach(s, n);
+	sqlite3_stmt *st = prep(s, S_ADD, 1, n, 0, 0);
 
-	if (rc)
-		return rc;
-	st = prep(s, S_ADD, 1, n, 0, 0);
 	if (st)
 		sqlite3_bind_int64(st, 3, count);
 	return run(s, bind_key(st, 2, key));
+}
+
+/* The observation filling outgrew invariant 5's bound: its rows go to
+ * the table from here on. */
+static int spill(obs_store *s)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->fill.len && !rc; i++)
+		rc = add_row(s, s->fill.n, s->fill.v[i].key, s->fill.v[i].count);
+	for (size_t i = 0; i < s->fill.len; i++)
+		free(s->fill.v[i].key);
+	free(s->fill.v);
+	s->fill.v = NULL;
+	s->fill.len = s->fill.cap = s->fill.bytes = 0;
+	s->fill.spilled = true;
+	return rc;
+}
+
+static int hold(obs_store *s, const char *key, long long count)
+{
+	size_t klen = strlen(key);
+
+	if (s->fill.len == FILL_MAX_ROWS ||
+	    s->fill.bytes + klen + 1 > FILL_MAX_BYTES) {
+		int rc = spill(s);
+		return rc ? rc : add_row(s, s->fill.n, key, count);
+	}
+	if (s->fill.len == s->fill.cap) {
+		size_t cap = s->fill.cap ? s->fill.cap * 2 : 256;
+		struct fill_row *v = realloc(s->fill.v, cap * sizeof(*v));
+		if (!v)
+			goto nomem;
+		s->fill.v = v;
+		s->fill.cap = cap;
+	}
+	if (!(s->fill.v[s->fill.len].key = strdup(key)))
+		goto nomem;
+	s->fill.v[s->fill.len++].count = count;
+	s->fill.bytes += klen + 1;
+	return 0;
+nomem:
+	snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+	return FC_NOMEM;
+}
+
+int obs_store_add(obs_store *s, int n, const char *key, long long count)
+{
+	int rc;
+
+	if (s->fill.on && n == s->fill.n)
+		return s->fill.spilled ? add_row(s, n, key, count) :
+		       hold(s, key, count);
+	if ((rc = detach(s, n)) || (rc = forget(s, n)))
+		return rc;
+	return add_row(s, n, key, count);
 }
 
 int obs_store_drop(obs_store *s, int n, const char *key)
 {
 	int rc = detach(s, n);
 
+	if (!rc)
+		rc = forget(s, n);
 	return rc ? rc : run(s, bind_key(prep(s, S_DROP, 1, n, 0, 0), 2, key));
 }
 
@@ -304,6 +445,8 @@ int obs_store_clear(obs_store *s, int n)
 {
 	int rc = detach(s, n);
 
+	if (!rc)
+		rc = forget(s, n);
 	return rc ? rc : run(s, prep(s, S_CLEAR, 1, n, 0, 0));
 }
 
@@ -331,6 +474,152 @@ int obs_store_same(obs_store *s, int n, int base)
 	}
 	s->same[n] = at(s, base) + 1;
 	return 0;
+}
+
+/* --- content-addressed observations (invariant 5) ------------------------ */
+
+int obs_store_fill_begin(obs_store *s, int n)
+{
+	int rc;
+
+	if (s->fill.on || n < 0) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "observation %d cannot "
+			 "start filling", n);
+		return FC_USAGE;
+	}
+	if ((rc = obs_store_clear(s, n)))
+		return rc;
+	if (s->nsame > (size_t)n)
+		s->same[n] = 0;
+	s->fill.on = true;
+	s->fill.n = n;
+	return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct fill_row *)a)->key,
+		      ((const struct fill_row *)b)->key);
+}
+
+/* Sort the rows held, sum equal keys, and name the result: SHA-256 over
+ * each row's key, a NUL, its count in decimal and a newline. */
+static void canonical(obs_store *s, char d[IDENTITY_DIGEST_LEN + 1])
+{
+	struct identity_hash *h = identity_hash_new();
+	size_t w = 0;
+
+	qsort(s->fill.v, s->fill.len, sizeof(*s->fill.v), by_key);
+	for (size_t i = 0; i < s->fill.len; i++) {
+		if (w && strcmp(s->fill.v[w - 1].key, s->fill.v[i].key) == 0) {
+			s->fill.v[w - 1].count += s->fill.v[i].count;
+			free(s->fill.v[i].key);
+			continue;
+		}
+		s->fill.v[w++] = s->fill.v[i];
+	}
+	s->fill.len = w;
+	for (size_t i = 0; h && i < w; i++) {
+		char num[32];
+		int len = snprintf(num, sizeof(num), "%lld\n",
+				   s->fill.v[i].count);
+		identity_hash_update(h, s->fill.v[i].key,
+				     strlen(s->fill.v[i].key) + 1);
+		identity_hash_update(h, num, (size_t)len);
+	}
+	if (h)
+		identity_hash_final(h, d);
+	else
+		d[0] = '\0';
+}
+
+/* The observation named d (its own rows), or -1. */
+static int named(obs_store *s, const char *d)
+{
+	sqlite3_stmt *st = bind_key(prep(s, S_DIGEST_FIND, 0, 0, 0, 0), 2, d);
+	int n = -1;
+
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	if (st)
+		sqlite3_reset(st);
+	return n;
+}
+
+int obs_store_fill_end(obs_store *s)
+{
+	char d[IDENTITY_DIGEST_LEN + 1];
+	int rc = 0, n = s->fill.n, m;
+
+	if (!s->fill.on)
+		return 0;
+	if (s->fill.spilled) {
+		fill_reset(s);
+		return 0;
+	}
+	canonical(s, d);
+	m = d[0] ? named(s, d) : -1;
+	if (m >= 0 && m != n) {
+		fill_reset(s);
+		return obs_store_same(s, n, m);
+	}
+	for (size_t i = 0; i < s->fill.len && !rc; i++)
+		rc = add_row(s, n, s->fill.v[i].key, s->fill.v[i].count);
+	fill_reset(s);
+	if (!rc && d[0])
+		rc = run(s, bind_key(prep(s, S_DIGEST_PUT, 1, n, 0, 0), 2, d));
+	return rc;
+}
+
+/* --- kept answers (invariant 6) ------------------------------------------ */
+
+/* Step st once; its row's five columns, in struct obs_rowsum's order,
+ * into out when it has one.  SQLite's code of the step; st is reset. */
+static int step_rowsum(sqlite3_stmt *st, struct obs_rowsum *out)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		out->expected = sqlite3_column_int64(st, 0);
+		out->present = sqlite3_column_int64(st, 1);
+		out->once = sqlite3_column_int64(st, 2);
+		out->duplicated = sqlite3_column_int64(st, 3);
+		out->missing = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* rowsum of (n, op) when kept: 1, 0 when not, or an error. */
+static int memo_get(obs_store *s, int n, int op, struct obs_rowsum *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (s->expect_changed) {
+		if ((rc = run(s, prep(s, S_MEMO_CLEAR, 0, 0, 0, 0))))
+			return rc;
+		s->expect_changed = false;
+	}
+	if (!(st = prep(s, S_MEMO_GET, 2, n, op, 0)))
+		return FC_IO;
+	if ((rc = step_rowsum(st, out)) == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : fail(s, "cannot read a kept count");
+}
+
+static int memo_put(obs_store *s, int n, int op, const struct obs_rowsum *r)
+{
+	sqlite3_stmt *st = prep(s, S_MEMO_PUT, 2, n, op, 0);
+
+	if (!st)
+		return FC_IO;
+	sqlite3_bind_int64(st, 3, r->expected);
+	sqlite3_bind_int64(st, 4, r->present);
+	sqlite3_bind_int64(st, 5, r->once);
+	sqlite3_bind_int64(st, 6, r->duplicated);
+	sqlite3_bind_int64(st, 7, r->missing);
+	return run(s, st);
 }
 
 /* The first column of a one-row query, 0 when it has none. */
@@ -365,18 +654,17 @@ int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
 	*out = (struct obs_rowsum){ 0 };
 	if (!s)
 		return 0;
-	if (!(st = prep(s, S_OP_ROWS, 2, at(s, n), op, 0)))
+	n = at(s, n);
+	if ((rc = memo_get(s, n, op, out)))
+		return rc < 0 ? rc : 0;
+	if (!(st = prep(s, S_OP_ROWS, 2, n, op, 0)))
 		return FC_IO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->expected = sqlite3_column_int64(st, 0);
-		out->present = sqlite3_column_int64(st, 1);
-		out->once = sqlite3_column_int64(st, 2);
-		out->duplicated = sqlite3_column_int64(st, 3);
-		out->missing = sqlite3_column_int64(st, 4);
+	if (step_rowsum(st, out) != SQLITE_ROW) {
+		*out = (struct obs_rowsum){ 0 };
+		return fail(s, "cannot count rows");
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : fail(s, "cannot count rows");
+	/* an observation filling has not its rows yet */
+	return s->fill.on && s->fill.n == n ? 0 : memo_put(s, n, op, out);
 }
 
 /* Step st to its end, calling fn(key, col 1, col 2) on each row (absent
@@ -401,40 +689,83 @@ static int visit(obs_store *s, sqlite3_stmt *st, int ncols, obs_row_fn fn,
 	return stop;
 }
 
+/* The kept answer of "which operations own a row n holds twice": op
+ * OWNERS_ANY's entry, whose `duplicated` counts such owners (its other
+ * fields are unused). */
+#define OWNERS_ANY (-1)
+
+static int count_owner(void *ctx, int op)
+{
+	(void)op;
+	(*(long long *)ctx)++;
+	return 0;
+}
+
 int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
 {
+	struct obs_rowsum k = { 0 };
 	sqlite3_stmt *st;
 	int rc, stop = 0;
 
 	if (!s)
 		return 0;
-	if (!(st = prep(s, S_OWNERS_DUP, 1, at(s, n), 0, 0)))
+	n = at(s, n);
+	if ((rc = memo_get(s, n, OWNERS_ANY, &k)))
+		if (rc < 0 || k.duplicated == 0)
+			return rc < 0 ? rc : 0;
+	if (!(st = prep(s, S_OWNERS_DUP, 1, n, 0, 0)))
 		return FC_IO;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k.duplicated++;
 		stop = fn(ctx, sqlite3_column_int(st, 0));
+	}
 	if (!stop && rc != SQLITE_DONE)
 		stop = fail(s, "cannot read rows");
 	sqlite3_reset(st);
+	/* the whole answer seen, of rows not filling: keep its size */
+	if (!stop && !(s->fill.on && s->fill.n == n))
+		stop = memo_put(s, n, OWNERS_ANY,
+				&(struct obs_rowsum){ .duplicated = k.duplicated });
 	return stop;
 }
 
 int obs_store_duplicated(obs_store *s, int n, int op, obs_row_fn fn,
 			 void *ctx)
 {
-	return s ? visit(s, prep(s, S_DUP, 2, at(s, n), op, 0), 2, fn, ctx) : 0;
+	struct obs_rowsum k;
+	int rc;
+
+	if (!s)
+		return 0;
+	/* a kept count of none: nothing to visit (op 0's rows are no
+	 * operation's, so no count covers them) */
+	if (op > 0 && (rc = memo_get(s, at(s, n), op, &k)))
+		if (rc < 0 || k.duplicated == 0)
+			return rc < 0 ? rc : 0;
+	return visit(s, prep(s, S_DUP, 2, at(s, n), op, 0), 2, fn, ctx);
 }
 
 int obs_store_missing(obs_store *s, int n, int op, obs_row_fn fn, void *ctx)
 {
-	return s ? visit(s, prep(s, S_MISSING, 2, at(s, n), op, 0), 1, fn,
-			 ctx) : 0;
+	struct obs_rowsum k;
+	int rc;
+
+	if (!s)
+		return 0;
+	/* all of op's rows present: none to visit */
+	if ((rc = memo_get(s, at(s, n), op, &k)))
+		if (rc < 0 || k.present == k.expected)
+			return rc < 0 ? rc : 0;
+	return visit(s, prep(s, S_MISSING, 2, at(s, n), op, 0), 1, fn, ctx);
 }
 
 int obs_store_changed(obs_store *s, int base, int n, int op, obs_row_fn fn,
 		      void *ctx)
 {
-	return s ? visit(s, prep(s, S_CHANGED, 3, at(s, base), at(s, n), op), 3,
-			 fn, ctx) : 0;
+	if (!s || at(s, base) == at(s, n)) /* the same rows: none differ */
+		return 0;
+	return visit(s, prep(s, S_CHANGED, 3, at(s, base), at(s, n), op), 3,
+		     fn, ctx);
 }
 
 /* Step a row cursor: 1 with *key and *count set, 0 at its end, or an
@@ -490,8 +821,8 @@ int obs_store_deltas(obs_store *s, int prev, int now, obs_row_fn fn,
 	sqlite3_stmt *p, *q;
 	int rc;
 
-	if (!s)
-		return 0;
+	if (!s || (prev >= 0 && at(s, prev) == at(s, now)))
+		return 0; /* the same rows: no delta */
 	p = prep(s, S_ROWS_PREV, 1, prev < 0 ? -1 : at(s, prev), 0, 0);
 	q = prep(s, S_ROWS_NOW, 1, at(s, now), 0, 0);
 	if (!p || !q)
@@ -499,5 +830,80 @@ int obs_store_deltas(obs_store *s, int prev, int now, obs_row_fn fn,
 	rc = merge(s, p, q, fn, ctx);
 	sqlite3_reset(p);
 	sqlite3_reset(q);
+	return rc;
+}
+
+/* --- kept observations ----------------------------------------------------- */
+
+/* The name (digest) of observation n's own rows into d, "" when none. */
+static int name_of(obs_store *s, int n, char d[IDENTITY_DIGEST_LEN + 1])
+{
+	sqlite3_stmt *st = prep(s, S_DIGEST_OF, 1, n, 0, 0);
+	int rc;
+
+	d[0] = '\0';
+	if (!st)
+		return FC_IO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		snprintf(d, IDENTITY_DIGEST_LEN + 1, "%s",
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	       fail(s, "cannot read a digest");
+}
+
+/* Copy from's rows of observation n into to's observation k, with their
+ * name, and count them there for every operation (kept answers). */
+static int copy_kept(obs_store *to, obs_store *from, int n, int k,
+		     const char *d)
+{
+	sqlite3_stmt *rows = prep(from, S_ROWS_NOW, 1, n, 0, 0), *ops;
+	const char *key;
+	long long count;
+	int rc = 0, more;
+
+	if (!rows || (rc = forget(to, k)))
+		return rc ? rc : FC_IO;
+	while (!rc && (more = next_row(from, rows, &key, &count)) != 0)
+		rc = more < 0 ? more : add_row(to, k, key, count);
+	sqlite3_reset(rows);
+	if (!rc)
+		rc = run(to, bind_key(prep(to, S_DIGEST_PUT, 1, k, 0, 0), 2, d));
+	if (rc || !(ops = prep(to, S_OPS, 0, 0, 0, 0)))
+		return rc ? rc : FC_IO;
+	while (!rc && (more = sqlite3_step(ops)) == SQLITE_ROW) {
+		struct obs_rowsum r;
+		int op = sqlite3_column_int(ops, 0);
+		rc = obs_store_op_rows(to, k, op, &r);
+	}
+	if (!rc && more != SQLITE_DONE)
+		rc = fail(to, "cannot list operations");
+	sqlite3_reset(ops);
+	if (!rc) {
+		long long owners = 0;
+		rc = obs_store_owners_duplicated(to, k, count_owner, &owners);
+	}
+	return rc;
+}
+
+int obs_store_keep(obs_store *to, obs_store *from, int n)
+{
+	char d[IDENTITY_DIGEST_LEN + 1];
+	long long k;
+	int rc;
+
+	if (!to || !from || n < 0)
+		return 0;
+	n = at(from, n);
+	if ((rc = name_of(from, n, d)) || !d[0] || named(to, d) >= 0)
+		return rc; /* unnamed, or already kept */
+	k = scalar(prep(to, S_KEPT_NEXT, 1, KEPT_BASE, 0, 0));
+	if (k < KEPT_BASE || k >= KEPT_BASE + KEPT_MAX)
+		return 0; /* full */
+	if ((rc = obs_store_begin(to)))
+		return rc;
+	if ((rc = copy_kept(to, from, n, (int)k, d)) ||
+	    (rc = obs_store_commit(to)))
+		obs_store_rollback(to);
 	return rc;
 }

@@ -38,9 +38,10 @@ typedef struct obs_store obs_store;
  * (replacing a file left there); NULL keeps it in memory (tests). */
 int obs_store_open(const char *path, obs_store **out, char *err,
 		   size_t errlen) FC_MUST_CHECK;
-/* The same, holding a copy of everything `from` holds (its expected rows
- * and observations), copied page by page: how a worker starts each
- * schedule's store from the expected rows of a workload it has seen.
+/* The same, holding a copy of everything `from` holds (its expected rows,
+ * observations, the names of their contents and the counts already
+ * answered), copied page by page: how a worker starts each schedule's
+ * store from the expected rows of a workload it has seen.
  * FC_USAGE when `from` has observations that repeat others. */
 int obs_store_open_copy(const obs_store *from, const char *path,
 			obs_store **out, char *err, size_t errlen) FC_MUST_CHECK;
@@ -59,6 +60,28 @@ int obs_store_expect(obs_store *s, int op, const char *key) FC_MUST_CHECK;
 /* Observation n saw count more copies of key (equal keys are summed). */
 int obs_store_add(obs_store *s, int n, const char *key,
 		  long long count) FC_MUST_CHECK;
+
+/* Fill observation n (its rows, if any, are dropped first) with the rows
+ * obs_store_add() gives it until obs_store_fill_end(), which names them by
+ * content (SHA-256 of the rows in key order): when another observation of
+ * the store, or one kept in it (obs_store_keep), holds exactly those rows,
+ * n repeats it (as obs_store_same) and none is inserted.  The rows wait in
+ * memory up to a bound (200000 rows, 16 MiB of keys); past it they go to
+ * the table as they come and the observation is not named.  Inside
+ * obs_store_begin/commit; a rollback ends the fill too.  FC_USAGE when a
+ * fill is already open or n < 0. */
+int obs_store_fill_begin(obs_store *s, int n) FC_MUST_CHECK;
+int obs_store_fill_end(obs_store *s) FC_MUST_CHECK;
+
+/* Keep a copy of observation n of `from` (when it was named by a fill) in
+ * `to`, numbered where no record's observation is, with its operations'
+ * counts (obs_store_op_rows) already answered: every store copied from
+ * `to` afterwards (obs_store_open_copy) has it to repeat.  A worker keeps
+ * its schedules' observations in the store it copies each schedule's
+ * from.  At most 4 are kept, the first 4 distinct ones; past
+ * that, and for an unnamed or already kept observation, nothing is done
+ * (0). */
+int obs_store_keep(obs_store *to, obs_store *from, int n) FC_MUST_CHECK;
 /* Forget key in observation n, or every row of it (tests edit records). */
 int obs_store_drop(obs_store *s, int n, const char *key) FC_MUST_CHECK;
 int obs_store_clear(obs_store *s, int n) FC_MUST_CHECK;
@@ -75,7 +98,11 @@ long long obs_store_count(obs_store *s, int n, const char *key);
 /* Distinct keys observation n holds, whoever owns them. */
 long long obs_store_rows_total(obs_store *s, int n);
 
-/* op's rows in observation n (n < 0: nothing observed, all missing). */
+/* op's rows in observation n (n < 0: nothing observed, all missing).  The
+ * answer is kept until n's rows or the expected rows change, and the
+ * visitors below skip their query when a kept answer says they would
+ * visit nothing (as obs_store_changed/_deltas do for two observations of
+ * the same rows). */
 struct obs_rowsum {
 	long long expected;
 	long long present;    /* count >= 1 */

@@ -369,6 +369,8 @@ int observer_take(observer *o, obs_store *rows, int n,
 
 	o->errmsg[0] = '\0';
 	r.rc = obs_store_begin(rows);
+	if (!r.rc)
+		r.rc = obs_store_fill_begin(rows, n);
 	if (r.rc)
 		rc = fail(o, r.rc, "%s", obs_store_errmsg(rows));
 	else if (o->sql)
@@ -377,6 +379,8 @@ int observer_take(observer *o, obs_store *rows, int n,
 		rc = observe_command(o, &r);
 	else
 		rc = observe_default(o, &r);
+	if (!rc && !r.rc)
+		r.rc = obs_store_fill_end(rows);
 	if (!rc && r.rc)
 		rc = fail(o, r.rc, "cannot keep the rows: %s",
 			  obs_store_errmsg(rows));

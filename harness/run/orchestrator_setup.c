@@ -252,6 +252,21 @@ static int open_rows(const struct orch_sched *s, const struct workgen *wg,
 	return rc;
 }
 
+void orch__keep_rows(const struct orch_sched *s)
+{
+	struct orch_cache *c = s->p->cache;
+	const struct rec_schedule *rec = s->rec;
+
+	/* the cache holds this workload's rows since open_rows(), or none */
+	if (!c || !c->expected || !c->shape || !rec->rows)
+		return;
+	for (size_t k = 0; k < rec->nobs; k++)
+		if (obs_store_keep(c->expected, rec->rows, (int)k)) {
+			orch_cache_release(c); /* half kept: start again */
+			return;
+		}
+}
+
 void orch_cache_release(struct orch_cache *c)
 {
 	if (!c)

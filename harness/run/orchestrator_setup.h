@@ -57,6 +57,13 @@ int orch__record_faults(struct orch_sched *s) FC_MUST_CHECK;
 int orch__record_ops(struct orch_sched *s, const struct orch_setup *su,
 		     char *err, size_t errlen) FC_MUST_CHECK;
 
+/* The worker's cache (orch_cache) keeps the rows of the schedule's
+ * observations (obs_store_keep, the first few distinct ones), so that a
+ * later schedule that sees the same rows repeats them instead of storing
+ * them again.  Nothing is
+ * lost when it cannot: the next schedule stores its own. */
+void orch__keep_rows(const struct orch_sched *s);
+
 /* The environment of try k of op (heap, NULL-terminated; free with
  * orch__free_list), or NULL when out of memory. */
 char **orch__attempt_env(const struct orch_setup *su,

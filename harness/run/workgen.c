@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +48,7 @@ struct op_store {
 
 struct workgen {
 	struct workload_spec spec;
+	char *dir;              /* as given to generate */
 	size_t nops;
 	struct workgen_op *ops;
 	struct op_store *store;
@@ -73,114 +73,185 @@ static uint64_t stream_seed(uint64_t seed, int index, int version)
 	return splitmix64(&st);
 }
 
-/* Write one CSV field, quoted when it holds a comma, quote or newline. */
-static void put_field(FILE *f, const char *s)
+/* Append one CSV field to dst, quoted when it holds a comma, quote or
+ * newline; returns the bytes appended, at most 2 * strlen(s) + 2. */
+static size_t put_field(char *dst, const char *s)
 {
+	char *p = dst;
+	size_t n;
+
 	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
+		n = strlen(s);
+		memcpy(dst, s, n);
+		return n;
 	}
-	fputc('"', f);
+	*p++ = '"';
 	for (; *s; s++) {
 		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+			*p++ = '"';
+		*p++ = *s;
 	}
-	fputc('"', f);
+	*p++ = '"';
+	return (size_t)(p - dst);
+}
+
+/*
+ * Formatting by hand what snprintf would write, byte for byte: two
+ * snprintf calls a row were most of the cost of a partition once the
+ * stdio stream was gone.  Each appends at p and returns the new end.
+ */
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* "%" PRIu64, hence "%u" and "%zu" */
+static char *put_dec(char *p, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* "%d" */
+static char *put_int(char *p, int v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return put_dec(p, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/* "%016" PRIx64 */
+static char *put_hex16(char *p, uint64_t v)
+{
+	for (int i = 15; i >= 0; i--)
+		*p++ = "0123456789abcdef"[(v >> (4 * i)) & 0xf];
+	return p;
 }
 
 /* Five payload shapes in rotation (the file's first shape drawn from the
  * seed), so any five consecutive rows hold plain, comma, quote and
- * comma-and-quote payloads.  Each names its source version (invariant 4). */
-static void make_payload(char *buf, size_t size, unsigned shape, int version,
+ * comma-and-quote payloads.  Each names its source version (invariant 4).
+ * buf holds PAYLOAD_MAX bytes; the longest shape takes 32 with its NUL. */
+#define PAYLOAD_MAX 96
+static void make_payload(char buf[PAYLOAD_MAX], unsigned shape, int version,
 			 uint64_t r)
 {
 	static const char *const words[] = {
 		"alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
 	};
 	unsigned n = (unsigned)(r >> 40);
+	char *p = buf;
 
+	if (shape % 5 == 3)
+		*p++ = '"';
+	*p++ = 'g';
+	p = put_int(p, version);
 	switch (shape % 5) {
-	case 0:
-		snprintf(buf, size, "g%d-%016" PRIx64, version, r);
+	case 0:         /* g<version>-<r as 16 hex digits> */
+		*p++ = '-';
+		p = put_hex16(p, r);
 		break;
-	case 1:
-		snprintf(buf, size, "g%d,%u units", version, n);
+	case 1:         /* g<version>,<n> units */
+		*p++ = ',';
+		p = put_str(put_dec(p, n), " units");
 		break;
-	case 2:
-		snprintf(buf, size, "g%d said \"%u\"", version, n);
+	case 2:         /* g<version> said "<n>" */
+		p = put_str(p, " said \"");
+		p = put_str(put_dec(p, n), "\"");
 		break;
-	case 3:
-		snprintf(buf, size, "\"g%d, %u\"", version, n);
+	case 3:         /* "g<version>, <n>" */
+		p = put_str(p, ", ");
+		p = put_str(put_dec(p, n), "\"");
 		break;
-	default:
-		snprintf(buf, size, "g%d %s %u", version, words[n % 6], n);
+	default:        /* g<version> <word> <n> */
+		*p++ = ' ';
+		p = put_str(p, words[n % 6]);
+		*p++ = ' ';
+		p = put_dec(p, n);
 		break;
 	}
+	*p = '\0';
 }
 
-/* What a partition's stream writes to: the file, and the digest of every
- * byte on its way there, so the file is never read back. */
-struct hashed_file {
-	FILE *file;
-	struct identity_hash *hash;
-};
+#define CSV_HEADER "row_key,payload\n"
+/* A partition leaves in blocks of CSV_BLOCK bytes, each line formatted
+ * straight into the block: stdio's locked fputc per byte was most of a
+ * schedule's setup.  The longest line is both fields quoted with every
+ * byte doubled, plus the comma and the newline. */
+#define CSV_BLOCK 65536
+#define CSV_LINE_MAX (2 * (WORKGEN_KEY_MAX + PAYLOAD_MAX) + 2)
 
-static ssize_t hashed_write(void *cookie, const char *buf, size_t len)
+/* Send a block to the file and to the digest of every byte on its way
+ * there, so the file is never read back. */
+static int csv_flush(int fd, struct identity_hash *hash, const char *buf,
+		     size_t len)
 {
-	struct hashed_file *hf = cookie;
-	size_t n = fwrite(buf, 1, len, hf->file);
-
-	identity_hash_update(hf->hash, buf, n);
-	return n ? (ssize_t)n : -1;
+	identity_hash_update(hash, buf, len);
+	return fs_write_all(fd, buf, len);
 }
 
 /* Write op's partition at source version `version` to path (created or
- * truncated), row by row: a partition is never whole in memory; its
- * file digest (identity_file_digest()'s) into source.  On failure errno
- * says why; the caller removes the file. */
+ * truncated), a block at a time: a partition is never whole in memory;
+ * its file digest (identity_file_digest()'s) into source.  On failure
+ * errno says why; the caller removes the file. */
 static int write_csv(const struct workload_spec *spec,
 		     const struct workgen_op *op, int version, const char *path,
 		     char source[IDENTITY_DIGEST_LEN + 1])
 {
 	uint64_t st = stream_seed(spec->seed, op->index, version);
 	unsigned first_shape = (unsigned)(splitmix64(&st) % 5);
-	char payload[96], key[WORKGEN_KEY_MAX];
-	struct hashed_file hf = { fopen(path, "we"), identity_hash_new() };
-	FILE *f = hf.file && hf.hash ?
-		fopencookie(&hf, "w", (cookie_io_functions_t){
-			.write = hashed_write }) : NULL;
-	int rc = 0, saved;
+	char payload[PAYLOAD_MAX], key[WORKGEN_KEY_MAX];
+	struct identity_hash *hash = identity_hash_new();
+	char *buf = malloc(CSV_BLOCK);
+	size_t len = sizeof(CSV_HEADER) - 1;
+	int fd = -1, rc = 0, saved;
 
-	if (!f) {
-		saved = hf.hash ? errno : ENOMEM;
-		if (hf.file)
-			fclose(hf.file);
-		if (hf.hash)
-			identity_hash_final(hf.hash, source);
+	if (hash && buf)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		saved = hash && buf ? errno : ENOMEM;
+		if (hash)
+			identity_hash_final(hash, source);
+		free(buf);
 		errno = saved;
 		return FC_IO;
 	}
-	fputs("row_key,payload\n", f);
+	memcpy(buf, CSV_HEADER, len);
 	for (size_t j = 0; j < op->nrows; j++) {
-		make_payload(payload, sizeof(payload), first_shape + (unsigned)j,
-			     version, splitmix64(&st));
+		if (CSV_BLOCK - len < CSV_LINE_MAX) {
+			rc = csv_flush(fd, hash, buf, len);
+			if (rc < 0)
+				break;
+			len = 0;
+		}
+		make_payload(payload, first_shape + (unsigned)j, version,
+			     splitmix64(&st));
 		workgen_row_key(op, j, key);
-		put_field(f, key);
-		fputc(',', f);
-		put_field(f, payload);
-		fputc('\n', f);
+		len += put_field(buf + len, key);
+		buf[len++] = ',';
+		len += put_field(buf + len, payload);
+		buf[len++] = '\n';
 	}
-	if (ferror(f))
-		rc = FC_IO;
+	if (rc == 0)
+		rc = csv_flush(fd, hash, buf, len);
 	saved = errno;
-	if (fclose(f) != 0 || ferror(hf.file)) /* flushes through hashed_write */
+	if (close(fd) != 0 && rc == 0)
 		rc = FC_IO;
-	if (fclose(hf.file) != 0)
-		rc = FC_IO;
-	else if (rc)
+	else if (rc < 0)
 		errno = saved;
-	identity_hash_final(hf.hash, source);
+	identity_hash_final(hash, source);
+	free(buf);
 	return rc;
 }
 
@@ -277,14 +348,38 @@ static int intent_of(const struct workload_spec *spec, const struct workgen_op *
 	return rc;
 }
 
+/* "o%d-r%zu", at most 1 + 11 + 2 + 20 bytes and the NUL */
 void workgen_row_key(const struct workgen_op *op, size_t j,
 		     char buf[WORKGEN_KEY_MAX])
 {
-	snprintf(buf, WORKGEN_KEY_MAX, "o%d-r%zu", op->index, j + 1);
+	char *p = buf;
+
+	*p++ = 'o';
+	p = put_int(p, op->index);
+	*p++ = '-';
+	*p++ = 'r';
+	p = put_dec(p, (uint64_t)j + 1);
+	*p = '\0';
 }
 
-static int generate_op(struct workgen *w, size_t i, const char *dir,
-		       char *err, size_t errlen)
+/* Name operation i's files in w->dir. */
+static int set_paths(struct workgen *w, size_t i, char *err, size_t errlen)
+{
+	struct op_store *st = &w->store[i];
+	int index = (int)i + 1;
+
+	if (asprintf(&st->workload_path, "%s/workload-%d.json", w->dir, index) < 0 ||
+	    asprintf(&st->source_path, "%s/partition-%d.csv", w->dir, index) < 0) {
+		st->workload_path = st->source_path = NULL;
+		snprintf(err, errlen, "out of memory building a workload");
+		return FC_NOMEM;
+	}
+	w->ops[i].workload_path = st->workload_path;
+	w->ops[i].source_path = st->source_path;
+	return 0;
+}
+
+static int generate_op(struct workgen *w, size_t i, char *err, size_t errlen)
 {
 	struct workgen_op *op = &w->ops[i];
 	struct op_store *st = &w->store[i];
@@ -295,14 +390,9 @@ static int generate_op(struct workgen *w, size_t i, const char *dir,
 
 	op->index = (int)i + 1;
 	op->nrows = (size_t)w->spec.rows_per_operation;
-	if (asprintf(&st->workload_path, "%s/workload-%d.json", dir, op->index) < 0 ||
-	    asprintf(&st->source_path, "%s/partition-%d.csv", dir, op->index) < 0) {
-		st->workload_path = st->source_path = NULL;
-		snprintf(err, errlen, "out of memory building a workload");
-		return FC_NOMEM;
-	}
-	op->workload_path = st->workload_path;
-	op->source_path = st->source_path;
+	rc = set_paths(w, i, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (!(doc = workload_json(&w->spec, op->index)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		snprintf(err, errlen, "out of memory building a workload");
@@ -358,6 +448,50 @@ static int check_spec(const struct workload_spec *spec, int operations,
 	return 0;
 }
 
+/* An empty workload of nops operations of spec in dir, or NULL when out
+ * of memory. */
+static struct workgen *workgen_new(const struct workload_spec *spec,
+				   size_t nops, const char *dir)
+{
+	struct workgen *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->ops = calloc(nops, sizeof(*w->ops))) ||
+	    !(w->store = calloc(nops, sizeof(*w->store))) ||
+	    !(w->dir = strdup(dir))) {
+		workgen_free(w);
+		return NULL;
+	}
+	w->spec = *spec;
+	w->nops = nops;
+	return w;
+}
+
+/* A failing call leaves no files of its own behind: remove those of
+ * operations 0..last and free w. */
+static void discard(struct workgen *w, size_t last)
+{
+	for (size_t k = 0; k <= last; k++) {
+		if (w->store[k].workload_path)
+			unlink(w->store[k].workload_path);
+		if (w->store[k].source_path)
+			unlink(w->store[k].source_path);
+	}
+	workgen_free(w);
+}
+
+/* Create dir when missing. */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	int rc = mkdir(dir, 0777);
+
+	if (rc != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create workload directory '%s': %s",
+			 dir, strerror(errno));
+		return FC_IO;
+	}
+	return 0;
+}
+
 int workgen_generate(const struct workload_spec *spec, int operations,
 		     const char *dir, struct workgen **out, char *err,
 		     size_t errlen)
@@ -371,31 +505,18 @@ int workgen_generate(const struct workload_spec *spec, int operations,
 	rc = check_spec(spec, operations, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create workload directory '%s': %s",
-			 dir, strerror(errno));
-		return FC_IO;
-	}
-	w = calloc(1, sizeof(*w));
-	if (!w || !(w->ops = calloc((size_t)operations, sizeof(*w->ops))) ||
-	    !(w->store = calloc((size_t)operations, sizeof(*w->store)))) {
-		workgen_free(w);
+	rc = make_dir(dir, err, errlen);
+	if (rc < 0)
+		return rc;
+	w = workgen_new(spec, (size_t)operations, dir);
+	if (!w) {
 		snprintf(err, errlen, "out of memory building a workload");
 		return FC_NOMEM;
 	}
-	w->spec = *spec;
-	w->nops = (size_t)operations;
 	for (size_t i = 0; i < w->nops; i++) {
-		rc = generate_op(w, i, dir, err, errlen);
+		rc = generate_op(w, i, err, errlen);
 		if (rc < 0) {
-			/* A failing call leaves no files of its own behind. */
-			for (size_t k = 0; k <= i; k++) {
-				if (w->store[k].workload_path)
-					unlink(w->store[k].workload_path);
-				if (w->store[k].source_path)
-					unlink(w->store[k].source_path);
-			}
-			workgen_free(w);
+			discard(w, i);
 			return rc;
 		}
 	}
@@ -468,5 +589,6 @@ void workgen_free(struct workgen *w)
 	}
 	free(w->store);
 	free(w->ops);
+	free(w->dir);
 	free(w);
 }

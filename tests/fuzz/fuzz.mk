@@ -37,13 +37,15 @@ journal := common/array.c common/clock.c common/dl.c common/dl_curl.c common/hos
 srcs_scenario := $(model)
 srcs_schedule := $(model)
 srcs_channel := harness/proc/channel.c
-srcs_evidence := harness/run/collect.c harness/model/record.c harness/model/obs_store.c $(journal)
+srcs_evidence := harness/run/collect.c harness/model/record.c harness/model/obs_store.c \
+	journal/identity.c $(journal)
 srcs_pgwire := harness/inject/tcp_proxy_pg.c
 srcs_etcd := common/etcd_client.c common/clock.c common/dl.c \
 	common/dl_curl.c common/error.c
 srcs_report := reports/gate.c reports/merge.c reports/rview.c \
 	reports/sign.c harness/check/verdict.c harness/check/report_summary.c \
-	harness/check/check_window.c harness/model/record.c harness/model/obs_store.c common/array.c
+	harness/check/check_window.c harness/model/record.c harness/model/obs_store.c \
+	journal/identity.c common/array.c
 
 .PHONY: all
 all: $(TARGETS:%=$(OUT)/fuzz_%)
