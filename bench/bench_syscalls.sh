@@ -35,10 +35,10 @@
 # crash-states.md), so it pays T plus the checking: the target read after
 # the retry (the end of the schedule repeats that observation when nothing
 # ran since) and the verdict, and each worker copies a workload's expected
-# rows from the last schedule instead of inserting them again, and its
-# workload files too (workgen_clone); an observation of rows the worker
-# has seen before repeats them, with the checks' counts kept (obs_store.h:
-# content-addressed observations), so the checking costs the target read.
+# rows from the last schedule instead of inserting them again; an
+# observation of rows the worker has seen before repeats them, with the
+# checks' counts kept (obs_store.h: observations named by content), so
+# the checking costs the target read and a sort.
 set -u
 FENCECERT=${FENCECERT:-build/fencecert}
 ROWS=${BENCH_SYS_ROWS:-20 5000} # rows per operation, both ways
