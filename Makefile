@@ -84,8 +84,11 @@ ifeq ($(WERROR),1)
 ALL_CFLAGS += -Werror
 endif
 ifneq ($(SANITIZE),)
-ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=$(SANITIZE)
+# every finding ends the process, so a sanitized test that meets one fails
+# instead of printing it and passing
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 endif
 
 LIB_SRCS := $(sort $(filter-out cli/main.c,$(wildcard common/*.c journal/*.c fences/*.c routes/*.c recover/*.c harness/*/*.c reports/*.c cli/*.c)))

@@ -509,7 +509,8 @@ static void canonical(obs_store *s, char d[IDENTITY_DIGEST_LEN + 1])
 	struct identity_hash *h = identity_hash_new();
 	size_t w = 0;
 
-	qsort(s->fill.v, s->fill.len, sizeof(*s->fill.v), by_key);
+	if (s->fill.len > 1)
+		qsort(s->fill.v, s->fill.len, sizeof(*s->fill.v), by_key);
 	for (size_t i = 0; i < s->fill.len; i++) {
 		if (w && strcmp(s->fill.v[w - 1].key, s->fill.v[i].key) == 0) {
 			s->fill.v[w - 1].count += s->fill.v[i].count;
