@@ -41,9 +41,12 @@
 #define FILL_MAX_ROWS 200000
 #define FILL_MAX_BYTES (16u << 20)
 /* obs_store_keep(): where kept observations are numbered from, so that no
- * record's observation (numbered from 0 by attempt) meets one; how many. */
+ * record's observation (numbered from 0 by attempt) meets one; how many;
+ * and how many rows in all, beyond twice the expected ones, since every
+ * copy of the store pays for them. */
 #define KEPT_BASE (1 << 30)
 #define KEPT_MAX 4
+#define KEPT_SLACK_ROWS 256
 
 enum stmt {
 	S_EXPECT,
@@ -69,6 +72,8 @@ enum stmt {
 	S_MEMO_DROP,
 	S_MEMO_CLEAR,
 	S_KEPT_NEXT,
+	S_KEPT_ROWS,
+	S_EXPECTED_ROWS,
 	S_OPS,
 	S_COUNT_ALL
 };
@@ -124,6 +129,8 @@ static const char *const stmt_sql[S_COUNT_ALL] = {
 	/* by their names: a kept observation may hold no row */
 	[S_KEPT_NEXT] = "SELECT COALESCE(MAX(n) + 1, ?1) FROM digest "
 			"WHERE n >= ?1",
+	[S_KEPT_ROWS] = "SELECT COUNT(*) FROM obs WHERE n >= ?1",
+	[S_EXPECTED_ROWS] = "SELECT COUNT(*) FROM expected",
 	[S_OPS] = "SELECT DISTINCT op FROM expected ORDER BY op",
 };
 
@@ -899,7 +906,10 @@ int obs_store_keep(obs_store *to, obs_store *from, int n)
 	if ((rc = name_of(from, n, d)) || !d[0] || named(to, d) >= 0)
 		return rc; /* unnamed, or already kept */
 	k = scalar(prep(to, S_KEPT_NEXT, 1, KEPT_BASE, 0, 0));
-	if (k < KEPT_BASE || k >= KEPT_BASE + KEPT_MAX)
+	if (k < KEPT_BASE || k >= KEPT_BASE + KEPT_MAX ||
+	    scalar(prep(to, S_KEPT_ROWS, 1, KEPT_BASE, 0, 0)) +
+	    obs_store_rows_total(from, n) >
+	    2 * scalar(prep(to, S_EXPECTED_ROWS, 0, 0, 0, 0)) + KEPT_SLACK_ROWS)
 		return 0; /* full */
 	if ((rc = obs_store_begin(to)))
 		return rc;

@@ -78,9 +78,10 @@ int obs_store_fill_end(obs_store *s) FC_MUST_CHECK;
  * counts (obs_store_op_rows) already answered: every store copied from
  * `to` afterwards (obs_store_open_copy) has it to repeat.  A worker keeps
  * its schedules' observations in the store it copies each schedule's
- * from.  At most 4 are kept, the first 4 distinct ones; past
- * that, and for an unnamed or already kept observation, nothing is done
- * (0). */
+ * from.  The first distinct ones are kept, at most 4 and at most twice
+ * the expected rows (plus 256) in all, since every copy carries them;
+ * past that, and for an unnamed or already kept observation, nothing is
+ * done (0). */
 int obs_store_keep(obs_store *to, obs_store *from, int n) FC_MUST_CHECK;
 /* Forget key in observation n, or every row of it (tests edit records). */
 int obs_store_drop(obs_store *s, int n, const char *key) FC_MUST_CHECK;
