@@ -145,7 +145,8 @@ int identity_digest(const struct identity_field *fields, size_t n,
 		}
 		sorted[i] = &fields[i];
 	}
-	qsort(sorted, n, sizeof(sorted[0]), by_name);
+	if (n > 1)
+		qsort(sorted, n, sizeof(sorted[0]), by_name);
 	for (size_t i = 1; i < n; i++) {
 		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0) {
 			snprintf(err, errlen, "field '%s' is given twice",

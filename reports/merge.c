@@ -404,7 +404,8 @@ static json_t *sorted(json_t *set, const json_t *minus)
 	json_object_foreach(set, key, v)
 		if (!minus || !json_object_get(minus, key))
 			names[k++] = key;
-	qsort(names, k, sizeof(*names), name_cmp);
+	if (k > 1)
+		qsort(names, k, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < k; i++)
 		json_array_append_new(arr, json_string(names[i]));
 	free(names);

@@ -335,7 +335,8 @@ static int layout(struct layout *L, const json_t *s)
 		ln->start = rview_int(a, "start_ms", 0);
 		ln->end = rview_int(a, "end_ms", ln->start);
 	}
-	qsort(L->lanes, L->n, sizeof(*L->lanes), lane_cmp);
+	if (L->n > 1)
+		qsort(L->lanes, L->n, sizeof(*L->lanes), lane_cmp);
 	json_array_foreach(rview_arr(s, "applied"), i, ap)
 		if (json_is_null(json_object_get(ap, "attempt")))
 			L->orch = true;

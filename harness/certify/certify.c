@@ -907,7 +907,8 @@ static int add_route(struct run *R, json_t *report, size_t r)
 			return FC_NOMEM;
 	}
 
-	qsort(a->sched, a->nsched, sizeof(*a->sched), entry_cmp);
+	if (a->nsched > 1) /* a shard may hold none: no array */
+		qsort(a->sched, a->nsched, sizeof(*a->sched), entry_cmp);
 	for (size_t i = 0; i < a->nsched; i++) {
 		json_t *vs = json_object_get(a->sched[i].json, "violations"), *v;
 		size_t k;

@@ -325,7 +325,8 @@ static json_t *name_set(const char **names, size_t n)
 	json_t *arr = json_array();
 	struct jb b = { 0 };
 
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
 			push(&b, arr, json_string(names[i]));
