@@ -164,6 +164,8 @@ struct obs_store {
 	int *same;     /* same[n]: 1 + the observation n repeats, 0: its own
 			  rows (invariant 4) */
 	size_t nsame;
+	int filled_same;       /* an observation fill_end made a repeat in
+				  this transaction, or -1 (rollback) */
 	struct {
 		bool on, spilled;
 		int n;
@@ -228,6 +230,9 @@ static int open_store(const char *path, const obs_store *from,
 		obs_store_free(s);
 		return FC_IO;
 	}
+	/* counts kept before the expected rows changed go at first use */
+	s->expect_changed = from && from->expect_changed;
+	s->filled_same = -1;
 	*out = s;
 	return 0;
 }
@@ -307,19 +312,28 @@ static int exec(obs_store *s, const char *sql)
 
 int obs_store_begin(obs_store *s)
 {
+	s->filled_same = -1;
 	return exec(s, "BEGIN");
 }
 
 int obs_store_commit(obs_store *s)
 {
+	s->filled_same = -1;
 	return exec(s, "COMMIT");
 }
 
+/* What is in memory goes back with the tables: the fill, a repeat the fill
+ * made, and every kept count (cleared at next use, as after an expect). */
 void obs_store_rollback(obs_store *s)
 {
-	if (s)
-		fill_reset(s);
-	if (s && !sqlite3_get_autocommit(s->db))
+	if (!s)
+		return;
+	fill_reset(s);
+	if (s->filled_same >= 0 && (size_t)s->filled_same < s->nsame)
+		s->same[s->filled_same] = 0;
+	s->filled_same = -1;
+	s->expect_changed = true;
+	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -439,10 +453,22 @@ int obs_store_add(obs_store *s, int n, const char *key, long long count)
 	return add_row(s, n, key, count);
 }
 
+/* Writes other than obs_store_add() to the observation filling are
+ * refused: its rows are in memory, not in the table they act on. */
+static int filling(obs_store *s, int n)
+{
+	if (!s->fill.on || n != s->fill.n)
+		return 0;
+	snprintf(s->errmsg, sizeof(s->errmsg), "observation %d is filling", n);
+	return FC_USAGE;
+}
+
 int obs_store_drop(obs_store *s, int n, const char *key)
 {
-	int rc = detach(s, n);
+	int rc = filling(s, n);
 
+	if (!rc)
+		rc = detach(s, n);
 	if (!rc)
 		rc = forget(s, n);
 	return rc ? rc : run(s, bind_key(prep(s, S_DROP, 1, n, 0, 0), 2, key));
@@ -450,8 +476,10 @@ int obs_store_drop(obs_store *s, int n, const char *key)
 
 int obs_store_clear(obs_store *s, int n)
 {
-	int rc = detach(s, n);
+	int rc = filling(s, n);
 
+	if (!rc)
+		rc = detach(s, n);
 	if (!rc)
 		rc = forget(s, n);
 	return rc ? rc : run(s, prep(s, S_CLEAR, 1, n, 0, 0));
@@ -461,7 +489,8 @@ int obs_store_same(obs_store *s, int n, int base)
 {
 	int rc;
 
-	if (n < 0 || base < 0 || n == base) {
+	if (n < 0 || base < 0 || n == base || base == INT_MAX ||
+	    (s->fill.on && (n == s->fill.n || base == s->fill.n))) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "observation %d cannot "
 			 "repeat observation %d", n, base);
 		return FC_USAGE;
@@ -510,19 +539,27 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Sort the rows held, sum equal keys, and name the result: SHA-256 over
- * each row's key, a NUL, its count in decimal and a newline. */
+ * each row's key, a NUL, its count in decimal and a newline.  No name
+ * ("") when a sum would overflow: those rows stay apart, for the table's
+ * upsert to sum as it would have. */
 static void canonical(obs_store *s, char d[IDENTITY_DIGEST_LEN + 1])
 {
 	struct identity_hash *h = identity_hash_new();
+	bool whole = true;
 	size_t w = 0;
 
 	if (s->fill.len > 1)
 		qsort(s->fill.v, s->fill.len, sizeof(*s->fill.v), by_key);
 	for (size_t i = 0; i < s->fill.len; i++) {
+		long long sum;
 		if (w && strcmp(s->fill.v[w - 1].key, s->fill.v[i].key) == 0) {
-			s->fill.v[w - 1].count += s->fill.v[i].count;
-			free(s->fill.v[i].key);
-			continue;
+			if (!__builtin_add_overflow(s->fill.v[w - 1].count,
+						    s->fill.v[i].count, &sum)) {
+				s->fill.v[w - 1].count = sum;
+				free(s->fill.v[i].key);
+				continue;
+			}
+			whole = false; /* the table sums them its own way */
 		}
 		s->fill.v[w++] = s->fill.v[i];
 	}
@@ -537,7 +574,7 @@ static void canonical(obs_store *s, char d[IDENTITY_DIGEST_LEN + 1])
 	}
 	if (h)
 		identity_hash_final(h, d);
-	else
+	if (!h || !whole)
 		d[0] = '\0';
 }
 
@@ -569,6 +606,7 @@ int obs_store_fill_end(obs_store *s)
 	m = d[0] ? named(s, d) : -1;
 	if (m >= 0 && m != n) {
 		fill_reset(s);
+		s->filled_same = n;
 		return obs_store_same(s, n, m);
 	}
 	for (size_t i = 0; i < s->fill.len && !rc; i++)
@@ -672,7 +710,11 @@ int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
 		return fail(s, "cannot count rows");
 	}
 	/* an observation filling has not its rows yet */
-	return s->fill.on && s->fill.n == n ? 0 : memo_put(s, n, op, out);
+	if (!(s->fill.on && s->fill.n == n) && (rc = memo_put(s, n, op, out))) {
+		*out = (struct obs_rowsum){ 0 };
+		return rc;
+	}
+	return 0;
 }
 
 /* Step st to its end, calling fn(key, col 1, col 2) on each row (absent
@@ -698,9 +740,10 @@ static int visit(obs_store *s, sqlite3_stmt *st, int ncols, obs_row_fn fn,
 }
 
 /* The kept answer of "which operations own a row n holds twice": op
- * OWNERS_ANY's entry, whose `duplicated` counts such owners (its other
+ * OWNERS_ANY's entry (no operation's number), whose `duplicated` counts
+ * such owners (its other
  * fields are unused). */
-#define OWNERS_ANY (-1)
+#define OWNERS_ANY INT_MIN
 
 static int count_owner(void *ctx, int op)
 {

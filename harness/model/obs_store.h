@@ -68,8 +68,10 @@ int obs_store_add(obs_store *s, int n, const char *key,
  * n repeats it (as obs_store_same) and none is inserted.  The rows wait in
  * memory up to a bound (200000 rows, 16 MiB of keys); past it they go to
  * the table as they come and the observation is not named.  Inside
- * obs_store_begin/commit; a rollback ends the fill too.  FC_USAGE when a
- * fill is already open or n < 0. */
+ * obs_store_begin/commit; a rollback ends the fill too, and undoes the
+ * repeat.  FC_USAGE when a fill is already open or n < 0.  While n fills,
+ * a question about it sees none of its rows, and obs_store_drop, _clear
+ * and _same on it are refused (FC_USAGE). */
 int obs_store_fill_begin(obs_store *s, int n) FC_MUST_CHECK;
 int obs_store_fill_end(obs_store *s) FC_MUST_CHECK;
 
