@@ -255,12 +255,26 @@ int obs_store_open_copy(const obs_store *from, const char *path,
 	return open_store(path, from, out, err, errlen);
 }
 
-static void fill_reset(obs_store *s)
+/* Free the rows held; the fill stays as it is otherwise. */
+static void drop_rows(obs_store *s)
 {
 	for (size_t i = 0; i < s->fill.len; i++)
 		free(s->fill.v[i].key);
 	free(s->fill.v);
+	s->fill.v = NULL;
+	s->fill.len = s->fill.cap = s->fill.bytes = 0;
+}
+
+static void fill_reset(obs_store *s)
+{
+	drop_rows(s);
 	memset(&s->fill, 0, sizeof(s->fill));
+}
+
+/* Is observation n filling (its rows in memory, not in the table)? */
+static bool is_filling(const obs_store *s, int n)
+{
+	return s->fill.on && s->fill.n == n;
 }
 
 void obs_store_free(obs_store *s)
@@ -405,11 +419,7 @@ static int spill(obs_store *s)
 
 	for (size_t i = 0; i < s->fill.len && !rc; i++)
 		rc = add_row(s, s->fill.n, s->fill.v[i].key, s->fill.v[i].count);
-	for (size_t i = 0; i < s->fill.len; i++)
-		free(s->fill.v[i].key);
-	free(s->fill.v);
-	s->fill.v = NULL;
-	s->fill.len = s->fill.cap = s->fill.bytes = 0;
+	drop_rows(s);
 	s->fill.spilled = true;
 	return rc;
 }
@@ -445,7 +455,7 @@ int obs_store_add(obs_store *s, int n, const char *key, long long count)
 {
 	int rc;
 
-	if (s->fill.on && n == s->fill.n)
+	if (is_filling(s, n))
 		return s->fill.spilled ? add_row(s, n, key, count) :
 		       hold(s, key, count);
 	if ((rc = detach(s, n)) || (rc = forget(s, n)))
@@ -457,7 +467,7 @@ int obs_store_add(obs_store *s, int n, const char *key, long long count)
  * refused: its rows are in memory, not in the table they act on. */
 static int filling(obs_store *s, int n)
 {
-	if (!s->fill.on || n != s->fill.n)
+	if (!is_filling(s, n))
 		return 0;
 	snprintf(s->errmsg, sizeof(s->errmsg), "observation %d is filling", n);
 	return FC_USAGE;
@@ -490,7 +500,7 @@ int obs_store_same(obs_store *s, int n, int base)
 	int rc;
 
 	if (n < 0 || base < 0 || n == base || base == INT_MAX ||
-	    (s->fill.on && (n == s->fill.n || base == s->fill.n))) {
+	    is_filling(s, n) || is_filling(s, base)) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "observation %d cannot "
 			 "repeat observation %d", n, base);
 		return FC_USAGE;
@@ -523,10 +533,8 @@ int obs_store_fill_begin(obs_store *s, int n)
 			 "start filling", n);
 		return FC_USAGE;
 	}
-	if ((rc = obs_store_clear(s, n)))
+	if ((rc = obs_store_clear(s, n))) /* a repeat no more, no rows */
 		return rc;
-	if (s->nsame > (size_t)n)
-		s->same[n] = 0;
 	s->fill.on = true;
 	s->fill.n = n;
 	return 0;
@@ -710,7 +718,7 @@ int obs_store_op_rows(obs_store *s, int n, int op, struct obs_rowsum *out)
 		return fail(s, "cannot count rows");
 	}
 	/* an observation filling has not its rows yet */
-	if (!(s->fill.on && s->fill.n == n) && (rc = memo_put(s, n, op, out))) {
+	if (!is_filling(s, n) && (rc = memo_put(s, n, op, out))) {
 		*out = (struct obs_rowsum){ 0 };
 		return rc;
 	}
@@ -741,8 +749,7 @@ static int visit(obs_store *s, sqlite3_stmt *st, int ncols, obs_row_fn fn,
 
 /* The kept answer of "which operations own a row n holds twice": op
  * OWNERS_ANY's entry (no operation's number), whose `duplicated` counts
- * such owners (its other
- * fields are unused). */
+ * such owners (its other fields are unused). */
 #define OWNERS_ANY INT_MIN
 
 static int count_owner(void *ctx, int op)
@@ -761,9 +768,10 @@ int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
 	if (!s)
 		return 0;
 	n = at(s, n);
-	if ((rc = memo_get(s, n, OWNERS_ANY, &k)))
-		if (rc < 0 || k.duplicated == 0)
-			return rc < 0 ? rc : 0;
+	if ((rc = memo_get(s, n, OWNERS_ANY, &k)) < 0)
+		return rc;
+	if (rc && k.duplicated == 0)
+		return 0;
 	if (!(st = prep(s, S_OWNERS_DUP, 1, n, 0, 0)))
 		return FC_IO;
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -774,7 +782,7 @@ int obs_store_owners_duplicated(obs_store *s, int n, obs_op_fn fn, void *ctx)
 		stop = fail(s, "cannot read rows");
 	sqlite3_reset(st);
 	/* the whole answer seen, of rows not filling: keep its size */
-	if (!stop && !(s->fill.on && s->fill.n == n))
+	if (!stop && !is_filling(s, n))
 		stop = memo_put(s, n, OWNERS_ANY,
 				&(struct obs_rowsum){ .duplicated = k.duplicated });
 	return stop;
@@ -784,15 +792,16 @@ int obs_store_duplicated(obs_store *s, int n, int op, obs_row_fn fn,
 			 void *ctx)
 {
 	struct obs_rowsum k;
-	int rc;
+	int rc = 0;
 
 	if (!s)
 		return 0;
 	/* a kept count of none: nothing to visit (op 0's rows are no
 	 * operation's, so no count covers them) */
-	if (op > 0 && (rc = memo_get(s, at(s, n), op, &k)))
-		if (rc < 0 || k.duplicated == 0)
-			return rc < 0 ? rc : 0;
+	if (op > 0 && (rc = memo_get(s, at(s, n), op, &k)) < 0)
+		return rc;
+	if (rc && k.duplicated == 0)
+		return 0;
 	return visit(s, prep(s, S_DUP, 2, at(s, n), op, 0), 2, fn, ctx);
 }
 
@@ -804,9 +813,10 @@ int obs_store_missing(obs_store *s, int n, int op, obs_row_fn fn, void *ctx)
 	if (!s)
 		return 0;
 	/* all of op's rows present: none to visit */
-	if ((rc = memo_get(s, at(s, n), op, &k)))
-		if (rc < 0 || k.present == k.expected)
-			return rc < 0 ? rc : 0;
+	if ((rc = memo_get(s, at(s, n), op, &k)) < 0)
+		return rc;
+	if (rc && k.present == k.expected)
+		return 0;
 	return visit(s, prep(s, S_MISSING, 2, at(s, n), op, 0), 1, fn, ctx);
 }
 

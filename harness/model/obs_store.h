@@ -6,16 +6,20 @@
  * its rows: a partition may hold a million of them and the target is
  * looked at after every attempt, so the rows live in a scratch SQLite
  * database, a private temporary file out of the route's reach (or in
- * memory, for a test), with a small page cache.  The checker and the report ask it questions (how many
- * of an operation's rows are present, which changed, which are missing)
- * and get answers whose size does not depend on the rows.
+ * memory, for a test), with a small page cache; only an observation being
+ * filled waits in the heap, up to a bound.  The checker and the report
+ * ask it questions (how many of an operation's rows are present, which
+ * changed, which are missing) and get answers whose size does not depend
+ * on the rows.  An observation's rows are named by their content, so an
+ * observation of rows the store holds already repeats them, and the
+ * counts asked of a content are kept with it until its rows change.
  *
  * Owns: the scratch database and every statement over it; nothing else
  * of the model.  Who includes it: record.h, harness/run (which fills it),
  * harness/check and harness/certify (which query it), tests/.
  *
- * Observations are numbered by their index in rec_schedule.obs; an
- * operation by its 1-based index; keys no operation asks for belong to
+ * Observations are numbered by their index in rec_schedule.obs (kept
+ * ones, obs_store_keep, from 2^30 up); an operation by its 1-based index; keys no operation asks for belong to
  * operation 0.  Key order is strcmp order; "workload order" is the order
  * the keys were given to obs_store_expect().
  *

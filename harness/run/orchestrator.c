@@ -1274,14 +1274,13 @@ int orchestrator_run(const struct orch_params *p, struct rec_schedule **out,
 	else
 		run_schedule(&o, err, errlen);
 	end_schedule(&o, enter_rc == 0);
-	if (!o.s.fatal)
-		orch__keep_rows(&o.s);
 	if (o.s.fatal) {
 		snprintf(err, errlen, "%s", o.s.fatal_msg);
 		record_free(o.s.rec);
 		return o.s.fatal;
 	}
 	o.s.rec->duration_ms = orch__elapsed_ms(&o.s);
+	orch__keep_rows(&o.s); /* the worker's, not the schedule's time */
 	*out = o.s.rec;
 	return 0;
 }

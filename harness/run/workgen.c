@@ -48,7 +48,6 @@ struct op_store {
 
 struct workgen {
 	struct workload_spec spec;
-	char *dir;              /* as given to generate */
 	size_t nops;
 	struct workgen_op *ops;
 	struct op_store *store;
@@ -362,24 +361,8 @@ void workgen_row_key(const struct workgen_op *op, size_t j,
 	*p = '\0';
 }
 
-/* Name operation i's files in w->dir. */
-static int set_paths(struct workgen *w, size_t i, char *err, size_t errlen)
-{
-	struct op_store *st = &w->store[i];
-	int index = (int)i + 1;
-
-	if (asprintf(&st->workload_path, "%s/workload-%d.json", w->dir, index) < 0 ||
-	    asprintf(&st->source_path, "%s/partition-%d.csv", w->dir, index) < 0) {
-		st->workload_path = st->source_path = NULL;
-		snprintf(err, errlen, "out of memory building a workload");
-		return FC_NOMEM;
-	}
-	w->ops[i].workload_path = st->workload_path;
-	w->ops[i].source_path = st->source_path;
-	return 0;
-}
-
-static int generate_op(struct workgen *w, size_t i, char *err, size_t errlen)
+static int generate_op(struct workgen *w, size_t i, const char *dir,
+		       char *err, size_t errlen)
 {
 	struct workgen_op *op = &w->ops[i];
 	struct op_store *st = &w->store[i];
@@ -390,9 +373,14 @@ static int generate_op(struct workgen *w, size_t i, char *err, size_t errlen)
 
 	op->index = (int)i + 1;
 	op->nrows = (size_t)w->spec.rows_per_operation;
-	rc = set_paths(w, i, err, errlen);
-	if (rc < 0)
-		return rc;
+	if (asprintf(&st->workload_path, "%s/workload-%d.json", dir, op->index) < 0 ||
+	    asprintf(&st->source_path, "%s/partition-%d.csv", dir, op->index) < 0) {
+		st->workload_path = st->source_path = NULL;
+		snprintf(err, errlen, "out of memory building a workload");
+		return FC_NOMEM;
+	}
+	op->workload_path = st->workload_path;
+	op->source_path = st->source_path;
 	if (!(doc = workload_json(&w->spec, op->index)) ||
 	    !(text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		snprintf(err, errlen, "out of memory building a workload");
@@ -448,50 +436,6 @@ static int check_spec(const struct workload_spec *spec, int operations,
 	return 0;
 }
 
-/* An empty workload of nops operations of spec in dir, or NULL when out
- * of memory. */
-static struct workgen *workgen_new(const struct workload_spec *spec,
-				   size_t nops, const char *dir)
-{
-	struct workgen *w = calloc(1, sizeof(*w));
-
-	if (!w || !(w->ops = calloc(nops, sizeof(*w->ops))) ||
-	    !(w->store = calloc(nops, sizeof(*w->store))) ||
-	    !(w->dir = strdup(dir))) {
-		workgen_free(w);
-		return NULL;
-	}
-	w->spec = *spec;
-	w->nops = nops;
-	return w;
-}
-
-/* A failing call leaves no files of its own behind: remove those of
- * operations 0..last and free w. */
-static void discard(struct workgen *w, size_t last)
-{
-	for (size_t k = 0; k <= last; k++) {
-		if (w->store[k].workload_path)
-			unlink(w->store[k].workload_path);
-		if (w->store[k].source_path)
-			unlink(w->store[k].source_path);
-	}
-	workgen_free(w);
-}
-
-/* Create dir when missing. */
-static int make_dir(const char *dir, char *err, size_t errlen)
-{
-	int rc = mkdir(dir, 0777);
-
-	if (rc != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create workload directory '%s': %s",
-			 dir, strerror(errno));
-		return FC_IO;
-	}
-	return 0;
-}
-
 int workgen_generate(const struct workload_spec *spec, int operations,
 		     const char *dir, struct workgen **out, char *err,
 		     size_t errlen)
@@ -505,18 +449,31 @@ int workgen_generate(const struct workload_spec *spec, int operations,
 	rc = check_spec(spec, operations, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = make_dir(dir, err, errlen);
-	if (rc < 0)
-		return rc;
-	w = workgen_new(spec, (size_t)operations, dir);
-	if (!w) {
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create workload directory '%s': %s",
+			 dir, strerror(errno));
+		return FC_IO;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->ops = calloc((size_t)operations, sizeof(*w->ops))) ||
+	    !(w->store = calloc((size_t)operations, sizeof(*w->store)))) {
+		workgen_free(w);
 		snprintf(err, errlen, "out of memory building a workload");
 		return FC_NOMEM;
 	}
+	w->spec = *spec;
+	w->nops = (size_t)operations;
 	for (size_t i = 0; i < w->nops; i++) {
-		rc = generate_op(w, i, err, errlen);
+		rc = generate_op(w, i, dir, err, errlen);
 		if (rc < 0) {
-			discard(w, i);
+			/* A failing call leaves no files of its own behind. */
+			for (size_t k = 0; k <= i; k++) {
+				if (w->store[k].workload_path)
+					unlink(w->store[k].workload_path);
+				if (w->store[k].source_path)
+					unlink(w->store[k].source_path);
+			}
+			workgen_free(w);
 			return rc;
 		}
 	}
@@ -589,6 +546,5 @@ void workgen_free(struct workgen *w)
 	}
 	free(w->store);
 	free(w->ops);
-	free(w->dir);
 	free(w);
 }
