@@ -521,9 +521,13 @@ static void raw_store_wake(int *word, int v)
 
 void child_setup_wait_started(int *word)
 {
+	/* bounded: the kernel's write of the route's pid (below) wakes
+	 * nobody, and the init may be stopped before its own wake */
+	static const struct timespec poll = { 0, 1000000 };
+
 	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == CHILD_INIT_STARTING)
 		raw_call(SYS_futex, (long)word, FUTEX_WAIT, CHILD_INIT_STARTING,
-			 0, 0);
+			 (long)&poll, 0);
 }
 
 void child_setup_init_clone(const struct child_setup *cs,
@@ -537,8 +541,14 @@ void child_setup_init_clone(const struct child_setup *cs,
 	init_check(report_fd);
 	init_attach(cs);
 	/* the server waits (started) until the route process has its copy
-	 * of the request; a libc call may write errno until then */
-	route = route_stack ? clone(route_fn, route_stack, SIGCHLD, arg) :
+	 * of the request; a libc call may write errno until then.  On a
+	 * stack, the kernel itself writes the route's pid (2: never
+	 * CHILD_INIT_STARTING) into *started as the clone returns, so a
+	 * SIGSTOP to the group between the clone and our wake below (a pause
+	 * at the route's first failpoint) cannot hold the server */
+	route = route_stack ? clone(route_fn, route_stack,
+				    SIGCHLD | (started ? CLONE_PARENT_SETTID : 0),
+				    arg, started) :
 		_Fork();
 	if (route == 0) { /* _Fork()'s child */
 		route_fn(arg);

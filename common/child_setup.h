@@ -184,7 +184,9 @@ void child_setup_clone(const struct child_setup *cs, char **envp);
  * route_stack (the top of a stack in its own memory, a copy of the
  * server's), or with route_stack NULL forked (_Fork(): route_fn runs on
  * a copy of ours).  Then *started (unless NULL) becomes
- * CHILD_INIT_STARTED, and it serves as init until the route ends.  Never
+ * CHILD_INIT_STARTED (on route_stack, the kernel writes the route's pid
+ * there first, in the clone itself), and it serves as init until the
+ * route ends.  Never
  * returns.  An init that shares the server's memory (cloned with
  * CLONE_VM) makes raw system calls only once *started is set: the server
  * waits for it (child_setup_wait_started()) before it goes on, so the
@@ -197,7 +199,9 @@ void child_setup_init_clone(const struct child_setup *cs,
 
 /* In the server: wait while *word is CHILD_INIT_STARTING (the init it
  * cloned with CLONE_VM has not started its route process yet; its exit
- * clears the word too, with CLONE_CHILD_CLEARTID).  No errno written. */
+ * clears the word too, with CLONE_CHILD_CLEARTID).  Looks again every
+ * millisecond: a word the kernel changed wakes nobody.  No errno
+ * written. */
 void child_setup_wait_started(int *word);
 
 /* Step 7 alone: load filter[0..len) (instructions) with a new listener,

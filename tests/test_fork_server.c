@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -436,6 +438,34 @@ static void test_child_contained(void **state)
 	server_stop(&s);
 }
 
+/* The init's route clone writes the route's pid into the server's word
+ * in the kernel (CLONE_PARENT_SETTID), which wakes nobody; an init
+ * stopped before its own wake (a pause at the route's first failpoint,
+ * SIGSTOP to the group) once held the server, and the next spawn timed
+ * out.  The server's wait must see a word changed without a wake. */
+static void *store_unwoken(void *word)
+{
+	struct timespec ms20 = { 0, 20000000 };
+
+	nanosleep(&ms20, NULL);
+	__atomic_store_n((int *)word, 2, __ATOMIC_RELEASE); /* no FUTEX_WAKE */
+	return NULL;
+}
+
+static void test_wait_started_unwoken(void **state)
+{
+	int word = CHILD_INIT_STARTING;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, store_unwoken, &word), 0);
+	alarm(5); /* before the bounded wait: blocked forever */
+	child_setup_wait_started(&word);
+	alarm(0);
+	assert_int_equal(word, 2);
+	pthread_join(t, NULL);
+}
+
 /* Malformed requests are answered "error EPROTO" (counts out of range,
  * not decimal, overflowing, missing; an unknown namespace) and the server
  * goes on serving. */
@@ -518,6 +548,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_child_starts_as_exec),
 		cmocka_unit_test(test_memory_inherited),
 		cmocka_unit_test(test_child_contained),
+		cmocka_unit_test(test_wait_started_unwoken),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_server_faults),
 	};
