@@ -2,43 +2,46 @@
 # bench_certify.sh -- what crash-state exploration buys: certification by
 # default (each try recorded once, the schedules that kill at a failpoint
 # seeded from the states recorded, equal states judged once and inherited)
-# against --reexecute (every schedule run whole), measured in this one run
-# so that a shared machine's load hits both alike:
+# against the harness as it was when issue 18 asked for it (the
+# *baseline*: BENCH_BASELINE_REV, default 48655ee, main when the issue
+# was filed, built here from this repository's history) and against
+# --reexecute (every schedule run whole by this build), measured in this
+# one run so that a shared machine's load hits all alike:
 #
 # 1. The every-failpoint exploration of the SQLite route
 #    (scenarios/exhaustive.yaml --route c-sqlite --only every-failpoint) at
-#    --jobs 2, recorded and --reexecute alternating A/B/A/B: each run, the
-#    medians, judged schedules/s and their ratio (target: >= 3x), CPU ms
-#    per judged schedule, and from the recorded run's report the schedules
-#    executed and inherited, the distinct states, and the attempts actually
-#    run (without the "seeded" ones, restored rather than run) against the
-#    --reexecute run's.  An inherited schedule is judged with 0 attempts.
-#    Then the floor (bench/bench_floor.c, measured right after): a minimal
-#    forked attempt with raw SQLite on this machine, and the schedules/s a
-#    harness that re-executes every schedule could reach at zero cost, at
-#    the --reexecute run's attempts per schedule; the recorded run must
-#    beat it (target), and fencecert's CPU per attempt run, harness
-#    included, is printed as a multiple of the floor's forked attempt.
+#    --jobs 2: baseline, recorded and --reexecute in turn, twice; each run,
+#    the medians, judged schedules/s and the ratios (target: recorded >=
+#    3x the baseline), CPU ms per judged schedule, and from the recorded
+#    run's report the schedules executed and inherited, the distinct
+#    states, and the attempts actually run (without the "seeded" ones,
+#    restored rather than run) against the --reexecute run's.  An
+#    inherited schedule is judged with 0 attempts.  Then the floor
+#    (bench/bench_floor.c, measured right after): a minimal forked attempt
+#    with raw SQLite on this machine, and the schedules/s a harness that
+#    re-executes every schedule could reach at zero cost, at the
+#    --reexecute run's attempts per schedule; the recorded run must beat
+#    it (target), and fencecert's CPU per attempt run, harness included,
+#    is printed as a multiple of the floor's forked attempt.
 # 2. `make certify-exhaustive`: the whole scenarios/exhaustive.yaml at
 #    --jobs 2 (plus --full-report, so that every schedule's outcome is in
-#    report.json), recorded then --reexecute: the wall time of both and
-#    their ratio (target: recorded <= half), and whether the two verdict
-#    tables agree: each route's verdict, and each schedule's outcome and
-#    violated invariants ("same verdicts", else the differences).
+#    report.json): baseline, recorded, --reexecute; the wall times and
+#    ratios (target: recorded <= half the baseline's), and whether the
+#    verdict tables agree, recorded against each of the others: each
+#    route's verdict, and each schedule's outcome and violated invariants
+#    ("same verdicts", else the differences).
 # 3. The wall time of the whole default suite (target: < 30 s).
 #
 # Each target gets its own "target ...: ok/MISSED" line.  The load average
 # is printed beside each run: on a shared machine the ratios and the CPU ms
 # per schedule are what compare between runs, the wall time depends on
-# what else runs.
+# what else runs.  Without git history (a shallow clone) or when the
+# baseline does not build, the baseline's targets say "not measured".
 #
 # Dropped, for time: every-failpoint at --jobs 4 and with exec'd attempts
 # (no fork server), which measured what the fork server is worth, not what
-# recording is.  Even so the script takes 5 to 8 minutes on 2 shared cores
-# (5.2 and 7.5 measured, load average 3 to 8), over the 5 it should: the
-# exhaustive pair alone takes 3.5 to 5 (3200 schedules each; the
-# interleavings, over 40 % of them, pause a process and so cannot start
-# from a recorded state), the default suite about 1, the A/B rounds 1.
+# recording is.  Even so the script takes 6 to 9 minutes on 2 shared cores
+# (the baseline's build about 15 s, its exhaustive run 40 to 50).
 set -eu
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
@@ -49,6 +52,21 @@ sed "s#build/fencecert#$BUILD/fencecert#g" scenarios/default.yaml >"$tmp/default
 sed "s#build/fencecert#$BUILD/fencecert#g" scenarios/exhaustive.yaml >"$tmp/exhaustive.yaml"
 grep -q '^ *fork_server: true' "$tmp/exhaustive.yaml" ||
 	echo "bench_certify: exhaustive.yaml has no fork_server route" >&2
+
+# The baseline: its own tree, binary and suite (routes run its binary).
+BASELINE_REV=${BENCH_BASELINE_REV:-48655ee}
+baseline=
+if mkdir "$tmp/baseline" && git archive "$BASELINE_REV" 2>"$tmp/baseline.log" |
+	tar -x -C "$tmp/baseline" 2>>"$tmp/baseline.log" &&
+	make -C "$tmp/baseline" -j2 build/fencecert >>"$tmp/baseline.log" 2>&1; then
+	baseline=$tmp/baseline/build/fencecert
+	sed "s#build/fencecert#$baseline#g" "$tmp/baseline/scenarios/exhaustive.yaml" \
+		>"$tmp/baseline.yaml"
+	echo "baseline: $BASELINE_REV ($(git log -1 --format='%h %s' "$BASELINE_REV" | cut -c1-70)...)"
+else
+	echo "baseline: $BASELINE_REV not built, its targets not measured:"
+	tail -3 "$tmp/baseline.log"
+fi
 
 # The figures: $tmp/bench.py measure runs a certification and appends what
 # it measured to $tmp/runs (one JSON object a line, by label); the other
@@ -87,7 +105,7 @@ def report_figures(out):
     if f["judged"] != rep["summary"]["schedules"]:
         print("bench_certify: %s lists %d schedules, its summary says %d"
               % (out, f["judged"], rep["summary"]["schedules"]), file=sys.stderr)
-    if f["attempts"] != f["attempts_run"]:
+    if f["attempts"] != f["attempts_run"] and f["executed"]:
         print("bench_certify: %s: %d attempts without 'seeded', its "
               "exploration says %d run" % (out, f["attempts"], f["attempts_run"]),
               file=sys.stderr)
@@ -126,11 +144,11 @@ def cpu_per(r, what):
 def ok(cond):
     return "ok" if cond else "MISSED"
 
-def explore(log, rec, rex, per_attempt):
-    """Every-failpoint: medians, ratio, target; the --reexecute run's
+def explore(log, rec, rex, bas, per_attempt):
+    """Every-failpoint: medians, ratios, target; the --reexecute run's
     attempts per schedule go to PER_ATTEMPT for the floor."""
     rs = runs(log)
-    a, b = rs[rec], rs[rex]
+    a, b, z = rs[rec], rs[rex], rs.get(bas)
     ra, rb = statistics.median(map(rate, a)), statistics.median(map(rate, b))
     ca = statistics.median(cpu_per(r, "judged") for r in a)
     cb = statistics.median(cpu_per(r, "judged") for r in b)
@@ -150,8 +168,20 @@ def explore(log, rec, rex, per_attempt):
           % (ra / max(rb, 1e-9),
              ", ".join("%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, b)),
              ca / max(cb, 1e-9), att_a / max(att_b, 1)))
-    print("target >= 3x judged schedules/s, recorded vs --reexecute: %s (%.2fx)"
-          % (ok(ra >= 3 * rb), ra / max(rb, 1e-9)))
+    if not z:
+        print("target >= 3x judged schedules/s, recorded vs the baseline: "
+              "not measured (no baseline)")
+    else:
+        rz = statistics.median(map(rate, z))
+        print("  baseline     %6.1f judged schedules/s, %6.1f ms CPU/judged, "
+              "%6.0f attempts run (%s)"
+              % (rz, statistics.median(cpu_per(r, "judged") for r in z),
+                 med(z, "attempts"), bas.rsplit(", ", 1)[1]))
+        print("  recorded / baseline: %.2fx judged schedules/s (rounds: %s)"
+              % (ra / max(rz, 1e-9), ", ".join(
+                  "%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, z))))
+        print("target >= 3x judged schedules/s, recorded vs the baseline: %s "
+              "(%.2fx)" % (ok(ra >= 3 * rz), ra / max(rz, 1e-9)))
     with open(per_attempt, "w") as fh:
         fh.write("%.3f\n" % (att_b / max(med(b, "judged"), 1)))
 
@@ -188,22 +218,35 @@ def outcomes(out):
             sched[(r["name"], s["scenario"], s["schedule"])] = (s["outcome"], inv)
     return verdicts, sched
 
-def exhaustive(log, rec, rex):
+def exhaustive(log, rec, rex, bas):
     rs = runs(log)
     a, b = rs[rec][0], rs[rex][0]
+    z = rs[bas][0] if bas in rs else None
     print("  recorded / --reexecute: %.2f wall, %.2f CPU, %.2f attempts run "
           "(%d of %d; %d executed, %d inherited, %d distinct states)"
           % (a["wall"] / max(b["wall"], 1), a["cpu"] / max(b["cpu"], 1),
              a["attempts"] / max(b["attempts"], 1), a["attempts"], b["attempts"],
              a["executed"], a["inherited"], a["distinct"]))
-    print("target recorded wall <= half of --reexecute: %s (%.0f ms vs %.0f ms, %.2f)"
-          % (ok(a["wall"] * 2 <= b["wall"]), a["wall"], b["wall"],
-             a["wall"] / max(b["wall"], 1)))
+    if not z:
+        print("target recorded wall <= half of the baseline's: not measured "
+              "(no baseline)")
+    else:
+        print("  recorded / baseline: %.2f wall, %.2f CPU"
+              % (a["wall"] / max(z["wall"], 1), a["cpu"] / max(z["cpu"], 1)))
+        print("target recorded wall <= half of the baseline's: %s (%.0f ms vs "
+              "%.0f ms, %.2f)" % (ok(a["wall"] * 2 <= z["wall"]), a["wall"],
+                                  z["wall"], a["wall"] / max(z["wall"], 1)))
+    compare(a, b, "--reexecute")
+    if z:
+        compare(a, z, "baseline")
+
+def compare(a, b, other):
+    """Recorded run a against run b: verdicts and schedule outcomes."""
     try:
         va, sa = outcomes(a["out"])
         vb, sb = outcomes(b["out"])
     except (OSError, ValueError, KeyError) as e:
-        print("verdicts: cannot compare (%s)" % e)
+        print("verdicts: cannot compare with %s (%s)" % (other, e))
         return
     def verdict(v):
         return "absent" if v is None else "%s (expectation %s)" % (
@@ -215,20 +258,20 @@ def exhaustive(log, rec, rex):
     diff = []
     for name in sorted(set(va) | set(vb)):
         if va.get(name) != vb.get(name):
-            diff.append("route %s: %s recorded, %s --reexecute"
-                        % (name, verdict(va.get(name)), verdict(vb.get(name))))
+            diff.append("route %s: %s recorded, %s %s"
+                        % (name, verdict(va.get(name)), verdict(vb.get(name)), other))
     for k in sorted(set(sa) | set(sb)):
         if sa.get(k) != sb.get(k):
-            diff.append("%s %s '%s': %s recorded, %s --reexecute"
-                        % (k + (outcome(sa.get(k)), outcome(sb.get(k)))))
+            diff.append("%s %s '%s': %s recorded, %s %s"
+                        % (k + (outcome(sa.get(k)), outcome(sb.get(k)), other)))
     if a["rc"] != b["rc"]:
-        diff.append("exit %d recorded, %d --reexecute" % (a["rc"], b["rc"]))
+        diff.append("exit %d recorded, %d %s" % (a["rc"], b["rc"], other))
     if not diff:
-        print("verdicts: same verdicts (%d routes, %d schedules: each route's "
-              "verdict, each schedule's outcome and violated invariants)"
-              % (len(va), len(sa)))
+        print("verdicts vs %s: same verdicts (%d routes, %d schedules: each "
+              "route's verdict, each schedule's outcome and violated "
+              "invariants)" % (other, len(va), len(sa)))
         return
-    print("verdicts: %d difference(s), recorded vs --reexecute:" % len(diff))
+    print("verdicts: %d difference(s), recorded vs %s:" % (len(diff), other))
     for d in diff[:30]:
         print("  " + d)
     if len(diff) > 30:
@@ -254,17 +297,30 @@ run() {
 		--full-report --out "$out" --quiet "$@"
 }
 
+# run_baseline LABEL OUT ARGS...: the same with the baseline's binary and
+# suite, when it was built.
+run_baseline() {
+	label=$1 out=$2
+	shift 2
+	[ -n "$baseline" ] || return 0
+	rm -rf "$out"
+	bench measure "$label" "$out" "$tmp/runs" "$baseline" certify \
+		"$tmp/baseline.yaml" --full-report --out "$out" --quiet "$@"
+}
+
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpu(s)"
 
 # 1. every-failpoint, A/B/A/B.
 rec="every-failpoint, c-sqlite, --jobs 2, recorded"
 rex="every-failpoint, c-sqlite, --jobs 2, --reexecute"
+bas="every-failpoint, c-sqlite, --jobs 2, baseline $BASELINE_REV"
 efp="--route c-sqlite --only every-failpoint --jobs 2"
 for round in 1 2; do
+	run_baseline "$bas" "$tmp/efp" $efp
 	run "$rec" "$tmp/efp" "$tmp/exhaustive.yaml" $efp
 	run "$rex" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --reexecute
 done
-bench explore "$tmp/runs" "$rec" "$rex" "$tmp/per-schedule"
+bench explore "$tmp/runs" "$rec" "$rex" "$bas" "$tmp/per-schedule"
 
 # The floor, right after: a minimal forked attempt on this machine, at the
 # --reexecute run's attempts per schedule.
@@ -281,9 +337,11 @@ fi
 # 2. make certify-exhaustive, recorded then --reexecute.
 xrec="exhaustive suite, all routes, --jobs 2, recorded"
 xrex="exhaustive suite, all routes, --jobs 2, --reexecute"
+xbas="exhaustive suite, all routes, --jobs 2, baseline $BASELINE_REV"
+run_baseline "$xbas" "$tmp/x-baseline" --jobs 2
 run "$xrec" "$tmp/x-recorded" "$tmp/exhaustive.yaml" --jobs 2
 run "$xrex" "$tmp/x-reexecute" "$tmp/exhaustive.yaml" --jobs 2 --reexecute
-bench exhaustive "$tmp/runs" "$xrec" "$xrex"
+bench exhaustive "$tmp/runs" "$xrec" "$xrex" "$xbas"
 
 # 3. The default suite.
 run "default suite, all routes, --jobs 2" "$tmp/default" "$tmp/default.yaml" --jobs 2

@@ -77,7 +77,10 @@ static void usage(FILE *to)
 		"                    same exploration in every shard, each keeps\n"
 		"                    its 1/N of the schedules; combine the shard\n"
 		"                    reports with 'fencecert merge'\n"
-		"  --jobs N          worker processes (default 2)\n"
+		"  --jobs N          schedules that use the CPU at once (default 2)\n"
+		"  --workers M       schedules under way at once, M >= N (default\n"
+		"                    2N: others run while one waits out a lease;\n"
+		"                    --jobs 1 --workers 1 runs one at a time)\n"
 		"  --seed S          seed of random exploration (default: each\n"
 		"                    scenario's own)\n"
 		"  --out DIR         write the reports there (default certify-out):\n"
@@ -363,6 +366,7 @@ int cmd_certify(int argc, char **argv)
 		{ "only", required_argument, NULL, 'o' },
 		{ "schedule", required_argument, NULL, 's' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "workers", required_argument, NULL, 'W' },
 		{ "shard", required_argument, NULL, 'x' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "out", required_argument, NULL, 'O' },
@@ -422,6 +426,12 @@ int cmd_certify(int argc, char **argv)
 				return cusage("--jobs must be 1 to 64, not '%s'", optarg);
 			o.jobs = (int)n;
 			break;
+		case 'W':
+			if (cli_parse_ll(optarg, &n) || n < 1 || n > 64)
+				return cusage("--workers must be 1 to 64, not '%s'",
+					      optarg);
+			o.workers = (int)n;
+			break;
 		case 'x':
 			if (!parse_shard(optarg, &o.shard_index, &o.shard_count))
 				return cusage("--shard takes I/N with 1 <= I <= N <= "
@@ -479,6 +489,8 @@ int cmd_certify(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cusage("%s", "give exactly one SUITE.yaml");
+	if (o.workers && o.workers < o.jobs)
+		return cusage("%s", "--workers must be at least --jobs");
 	/* before any route runs, not when the report is signed */
 	{
 		struct sign_key key;

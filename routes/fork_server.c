@@ -59,7 +59,9 @@
  *     stack, a copy of the server as an uncontained child is; the server
  *     waits until then before it touches the request again.  A slot's
  *     word is the server's until the clone (CHILD_INIT_STARTING), the
- *     init's until it started its route (STARTED), and free again when
+ *     init's once it started its route (the kernel writes the route's
+ *     pid there in that clone, CLONE_PARENT_SETTID, so an init stopped
+ *     before its own wake cannot hold the server), and free again when
  *     it exits (the kernel clears it: CLONE_CHILD_CLEARTID).  No slot
  *     free, or a sanitized build: the init is a copy of the server.
  *

@@ -1215,7 +1215,8 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 	store_limit(o, &w);
 	R.store_used = w.store_used;
 	R.t0 = clock_mono_ms();
-	rc = pool_new(o->jobs, work, work_fini, &w, &R.pool, err, errlen);
+	rc = pool_new(o->workers ? o->workers : certify_workers(o->jobs),
+		      o->jobs, work, work_fini, &w, &R.pool, err, errlen);
 	if (!rc) {
 		rc = loop(&R);
 		if (rc && certify_interrupted)

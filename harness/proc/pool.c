@@ -10,6 +10,13 @@
  *     seen; only idle workers get jobs.
  *  3. The coordinator never blocks writing a job: job lines are small and
  *     the worker reads its pipe whenever it is idle.
+ *  4. Turns: with fewer turns than workers, a worker runs its job only
+ *     while it holds a turn, one byte it read from the turn pipe, and
+ *     writes it back when the job ends or while it waits on the clock
+ *     (pool_turn_give()).  A worker's `holds` flag (shared memory) is set
+ *     from its read to its write, so the byte of a worker that died
+ *     holding it is written back by the coordinator: the turns in play
+ *     never drop below what was asked for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,7 +54,39 @@ struct pool {
 	pool_work_fn work;
 	pool_fini_fn fini;
 	void *ctx;
+	int turn_r, turn_w;   /* the turn pipe; -1: as many turns as workers */
+	unsigned char *holds; /* shared: worker i holds a turn (invariant 4) */
 };
+
+/* In a worker: its pool's turn pipe and its own `holds` flag. */
+static struct {
+	int r, w;
+	unsigned char *held;
+} turn = { -1, -1, NULL };
+
+void pool_turn_take(void)
+{
+	unsigned char b;
+	ssize_t n;
+
+	if (turn.r < 0 || *turn.held)
+		return;
+	while ((n = read(turn.r, &b, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		*turn.held = 1; /* else the coordinator is gone: run anyway */
+}
+
+void pool_turn_give(void)
+{
+	unsigned char b = 0;
+
+	if (turn.r < 0 || !*turn.held)
+		return;
+	*turn.held = 0;
+	while (write(turn.w, &b, 1) < 0 && errno == EINTR)
+		;
+}
 
 /* One write() for the line and its newline: the reader wakes once per
  * line, not once for the text and again for the "\n". */
@@ -95,6 +135,8 @@ static void worker_main(pool *p, int self, int job_fd, int res_fd,
 		if (p->w[i].res_fd >= 0)
 			close(p->w[i].res_fd);
 	}
+	if (p->turn_r >= 0)
+		turn.r = p->turn_r, turn.w = p->turn_w, turn.held = &p->holds[self];
 	in = fdopen(job_fd, "r");
 	if (!in)
 		_exit(1);
@@ -107,7 +149,9 @@ static void worker_main(pool *p, int self, int job_fd, int res_fd,
 		json_t *job = json_loads(line, 0, NULL), *res;
 		if (!job)
 			break;
+		pool_turn_take();
 		res = p->work(p->ctx, job);
+		pool_turn_give();
 		json_decref(job);
 		if (!res || send_line(res_fd, res)) {
 			json_decref(res);
@@ -157,14 +201,43 @@ static int start_worker(pool *p, int i, char *err, size_t errlen)
 	return 0;
 }
 
-int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
-	     pool **out, char *err, size_t errlen)
+/* The turn pipe holding `turns` bytes and the shared flags (invariant
+ * 4); nothing when every worker may run at once. */
+static int turns_new(pool *p, int workers, int turns, char *err,
+		     size_t errlen)
+{
+	int fd[2];
+	unsigned char zero[POOL_MAX_WORKERS] = { 0 };
+
+	if (turns >= workers)
+		return 0;
+	p->holds = mmap(NULL, POOL_MAX_WORKERS, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->holds == MAP_FAILED) {
+		p->holds = NULL;
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	if (pipe2(fd, O_CLOEXEC) < 0 ||
+	    fs_write_all(fd[1], zero, (size_t)turns) != 0) {
+		snprintf(err, errlen, "cannot create pipe: %s", strerror(errno));
+		return FC_IO;
+	}
+	p->turn_r = fd[0];
+	p->turn_w = fd[1];
+	return 0;
+}
+
+int pool_new(int workers, int turns, pool_work_fn work, pool_fini_fn fini,
+	     void *ctx, pool **out, char *err, size_t errlen)
 {
 	pool *p;
+	int rc;
 
 	*out = NULL;
-	if (workers < 1 || workers > POOL_MAX_WORKERS) {
-		snprintf(err, errlen, "workers must be 1 to %d", POOL_MAX_WORKERS);
+	if (workers < 1 || workers > POOL_MAX_WORKERS || turns < 1) {
+		snprintf(err, errlen, "workers must be 1 to %d, turns at least 1",
+			 POOL_MAX_WORKERS);
 		return FC_USAGE;
 	}
 	p = calloc(1, sizeof(*p));
@@ -175,11 +248,15 @@ int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
 	p->work = work;
 	p->fini = fini;
 	p->ctx = ctx;
+	p->turn_r = p->turn_w = -1;
 	for (int i = 0; i < POOL_MAX_WORKERS; i++)
 		p->w[i].job_fd = p->w[i].res_fd = -1;
+	if ((rc = turns_new(p, workers, turns, err, errlen))) {
+		pool_free(p, NULL);
+		return rc;
+	}
 	for (int i = 0; i < workers; i++) {
-		int rc = start_worker(p, i, err, errlen);
-		if (rc) {
+		if ((rc = start_worker(p, i, err, errlen))) {
 			pool_free(p, NULL);
 			return rc;
 		}
@@ -217,6 +294,12 @@ void pool_free(pool *p, void (*drop)(void *tag))
 			drop(p->w[i].tag);
 		stop_worker(&p->w[i], p->w[i].busy);
 	}
+	if (p->turn_r >= 0) {
+		close(p->turn_r);
+		close(p->turn_w);
+	}
+	if (p->holds)
+		munmap(p->holds, POOL_MAX_WORKERS);
 	free(p);
 }
 
@@ -262,6 +345,13 @@ static int replace(pool *p, int i, json_t **result, void **tag)
 	*result = NULL;
 	stop_worker(&p->w[i], true);
 	p->w[i].busy = false;
+	if (p->holds && p->holds[i]) { /* invariant 4: its turn comes back */
+		unsigned char b = 0;
+		p->holds[i] = 0;
+		if (write(p->turn_w, &b, 1) != 1) {
+			/* a pipe holding fewer bytes than it can: cannot fail */
+		}
+	}
 	if (start_worker(p, i, err, sizeof(err)))
 		p->w[i].pid = 0; /* one worker fewer */
 	return was_busy ? 1 : 0;

@@ -11,10 +11,12 @@
  * Workers die with the coordinator (PR_SET_PDEATHSIG), and a worker exits
  * when its job pipe reaches EOF (pool_free()).
  *
- * Who includes it: the certification's worker set (harness/certify).  It
- * knows nothing of supervisors or routes: a job is any JSON value.
+ * Who includes it: the certification's worker set (harness/certify), and
+ * the orchestrator for pool_turn_give() / pool_turn_take().  It knows
+ * nothing of supervisors or routes: a job is any JSON value.
  *
- * Invariants: a worker holds only its own two pipe ends, so EOF on a job
+ * Invariants: a worker holds only its own two pipe ends (and the turn
+ * pipe every worker shares), so EOF on a job
  * pipe reaches exactly one worker and EOF on a result pipe means exactly
  * one worker died; only idle workers get jobs; the coordinator never blocks
  * writing one.
@@ -39,8 +41,10 @@ typedef json_t *(*pool_work_fn)(void *ctx, json_t *job);
 /* Runs in the worker before it exits (release per-worker state). */
 typedef void (*pool_fini_fn)(void *ctx);
 
-int pool_new(int workers, pool_work_fn work, pool_fini_fn fini, void *ctx,
-	     pool **out, char *err, size_t errlen) FC_MUST_CHECK;
+/* `workers` processes of which at most `turns` run a job at a time (all
+ * of them when turns >= workers); see pool_turn_give(). */
+int pool_new(int workers, int turns, pool_work_fn work, pool_fini_fn fini,
+	     void *ctx, pool **out, char *err, size_t errlen) FC_MUST_CHECK;
 /* NULL is a no-op; waits for the workers.  drop (may be NULL) gets the
  * tag of every job still running, whose result will never be collected. */
 void pool_free(pool *p, void (*drop)(void *tag));
@@ -59,5 +63,15 @@ int pool_submit(pool *p, json_t *job, void *tag) FC_MUST_CHECK;
  */
 int pool_collect(pool *p, long long timeout_ms, json_t **result, void **tag)
 	FC_MUST_CHECK;
+
+/*
+ * In a worker's job: give up the turn while it waits on the clock alone
+ * (nothing of its job needs a CPU until then), and take one again before
+ * it goes on; take blocks until a turn is free.  Another worker runs its
+ * job meanwhile, so a wait lasts at least as long as asked, maybe more.
+ * No-ops outside a worker, without turns, or when already given / held.
+ */
+void pool_turn_give(void);
+void pool_turn_take(void);
 
 #endif

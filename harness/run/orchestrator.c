@@ -57,6 +57,7 @@
 #include "common/put.h"
 #include "common/sqlite_reader.h"
 #include "harness/proc/freeze.h"
+#include "harness/proc/pool.h"
 #include "harness/run/collect.h"
 #include "harness/run/orchestrator_family.h"
 #include "harness/run/orchestrator_setup.h"
@@ -384,12 +385,42 @@ static void resume_zombie(struct orch *o, int zi, const char *why)
 	sv_proc_resume(z->proc);
 }
 
-/* Keep serving live processes until the monotonic time `until`. */
+/* Keep serving live processes until the monotonic time `until`, without
+ * the worker's turn: every process of the schedule has ended, is paused
+ * or waits at a failpoint, so nothing of it needs a CPU meanwhile. */
 static void wait_until(struct orch *o, long long until)
 {
+	if (o->s.fatal || clock_mono_ms() >= until)
+		return;
+	pool_turn_give();
 	while (!o->s.fatal && clock_mono_ms() < until)
 		if (step(o, until))
 			break;
+	pool_turn_take();
+}
+
+/* The wall time since which no process of the schedule can have taken
+ * or renewed a lease: the latest end of a process (a seeded try's as
+ * recorded) or pause of one stopped by a pause fault; now while one
+ * runs, waits at a failpoint or is held by a family without a stop. */
+static long long quiet_since(const struct orch *o)
+{
+	long long now = clock_wall_ms(), since = 0;
+
+	for (size_t i = 0; i < o->nruns; i++) {
+		const struct run *r = &o->runs[i];
+		long long t;
+		if (r->ended)
+			t = o->s.rec->attempts[i].end_wall_ms;
+		else if (r->paused && r->pause_fault >= 0 &&
+			 !held_by_family(o->s.p->faults[r->pause_fault].action))
+			t = now - (clock_mono_ms() - r->paused_at);
+		else
+			return now;
+		if (t > since)
+			since = t;
+	}
+	return since;
 }
 
 /*
@@ -397,10 +428,15 @@ static void wait_until(struct orch *o, long long until)
  * zombie continues (Airflow's retry_delay / zombie detection): whether an
  * attempt meets a live lease or a stale epoch then never depends on how
  * fast the machine is, and the zombie always meets the adversarial case.
+ * Counted from quiet_since(): a lease outlives its last renewal by its
+ * ttl at most, and the harness's own work since then counts.
  */
 static void wait_leases(struct orch *o)
 {
-	wait_until(o, clock_mono_ms() + o->zombie_wait_ms);
+	long long left = quiet_since(o) + o->zombie_wait_ms - clock_wall_ms();
+
+	if (left > 0)
+		wait_until(o, clock_mono_ms() + left);
 }
 
 static void wait_ended(struct orch *o, int idx)
@@ -653,23 +689,13 @@ nomem:
 	return -1;
 }
 
-/* Before the next try: the lease of try prev runs out (a seeded try's ran
- * from when it was recorded), unless prev was given up as a zombie (that
- * wait is already over). */
+/* Before the next try: the leases run out (a seeded try's from when it
+ * was recorded), unless prev was given up as a zombie (that wait is
+ * already over). */
 static void wait_after(struct orch *o, int prev)
 {
-	const struct rec_attempt *a = &o->s.rec->attempts[prev];
-	long long left;
-
-	if (a->zombie)
-		return;
-	if (!a->seeded[0]) {
+	if (!o->s.rec->attempts[prev].zombie)
 		wait_leases(o);
-		return;
-	}
-	left = a->end_wall_ms + o->zombie_wait_ms - clock_wall_ms();
-	if (left > 0)
-		wait_until(o, clock_mono_ms() + left);
 }
 
 /* Power tracking: every directory the harness makes for the tries exists

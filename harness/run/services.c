@@ -47,6 +47,7 @@
 #include "common/fds.h"
 #include "common/put.h"
 #include "harness/proc/child_env.h"
+#include "harness/proc/pool.h"
 
 #define SCRIPT_OUTPUT_MAX 4096
 #define ETCD_MEMBERS_MAX_SVC 3
@@ -586,10 +587,20 @@ int services_enter(services *sv, bool exclusive, char *err, size_t errlen)
 				    strerror(errno));
 		sv->lock_pid = getpid();
 	}
+	if (flock(sv->lock_fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+		sv->exclusive = exclusive;
+		return 0;
+	}
+	/* a worker waiting for another's schedule holds no turn meanwhile:
+	 * that one may need a turn to finish (pool.h) */
+	pool_turn_give();
 	while (flock(sv->lock_fd, exclusive ? LOCK_EX : LOCK_SH) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			pool_turn_take();
 			return fail(err, errlen, "cannot lock the services: %s",
 				    strerror(errno));
+		}
+	pool_turn_take();
 	sv->exclusive = exclusive;
 	return 0;
 }

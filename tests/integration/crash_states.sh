@@ -20,7 +20,7 @@
 # (b) The finding.  A route whose retry depends on a counter outside the
 #     schedule's files (odd retries run the naive control, which writes
 #     the rows again; even ones the certified route) is run with
-#     --recheck 100 --jobs 1 (so which retry is odd is fixed): some
+#     --recheck 100 --jobs 1 --workers 1 (so which retry is odd is fixed): some
 #     rechecked schedule must carry "nondeterministic", the route's
 #     exploration must count it, and the route must not be certified and
 #     must say "not deterministic".  The certified route beside it, under
@@ -153,15 +153,15 @@ ok "a full state store (--state-store-max 1): nothing recorded, every schedule r
 # under a 2 MB limit both are recorded whole only if the first one's
 # states are removed when it finishes.  --keep keeps them (the schedule
 # dirs and the states stay for a look), so the second one then meets the
-# limit: that run shows the check can fail.  --jobs 1 runs the two
-# scenarios one after the other.
+# limit: that run shows the check can fail.  --jobs 1 --workers 1 runs
+# the two scenarios one after the other.
 # Catches a store that is never pruned (a long run recording less and less)
 # and a pruned store whose bytes are not given back to the limit.
 mkdir "$tmp/keep"
 run prune-on 0 exhaustive --route c-sqlite --only every-failpoint --only random \
-	--jobs 1 --state-store-max 2M
+	--jobs 1 --workers 1 --state-store-max 2M
 run prune-keep 0 exhaustive --route c-sqlite --only every-failpoint --only random \
-	--jobs 1 --state-store-max 2M --keep --work-dir "$tmp/keep"
+	--jobs 1 --workers 1 --state-store-max 2M --keep --work-dir "$tmp/keep"
 python3 - "$tmp/prune-on/report.json" "$tmp/prune-keep/report.json" <<'PY' || fail "finished scenarios' states are not removed (or their bytes not given back)"
 import json, sys
 on, keep = ({e["scenario"]: e for e in json.load(open(p))["routes"][0]
@@ -250,7 +250,7 @@ EOF
 # exit 0 or 1: flip must not be certified (rejected when its representative
 # ran naive, unverified otherwise); the check below looks at the verdicts
 set +e
-"$FENCECERT" certify "$tmp/flip.yaml" --recheck 100 --jobs 1 --full-report \
+"$FENCECERT" certify "$tmp/flip.yaml" --recheck 100 --jobs 1 --workers 1 --full-report \
 	--format json --out "$tmp/flip" --quiet >"$tmp/flip.table" 2>&1
 rc=$?
 set -e
