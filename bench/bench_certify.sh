@@ -58,7 +58,8 @@ BASELINE_REV=${BENCH_BASELINE_REV:-48655ee}
 baseline=
 if mkdir "$tmp/baseline" && git archive "$BASELINE_REV" 2>"$tmp/baseline.log" |
 	tar -x -C "$tmp/baseline" 2>>"$tmp/baseline.log" &&
-	make -C "$tmp/baseline" -j2 build/fencecert >>"$tmp/baseline.log" 2>&1; then
+	env -u BUILD -u SANITIZE make -C "$tmp/baseline" -j2 BUILD=build build/fencecert \
+		>>"$tmp/baseline.log" 2>&1; then
 	baseline=$tmp/baseline/build/fencecert
 	sed "s#build/fencecert#$baseline#g" "$tmp/baseline/scenarios/exhaustive.yaml" \
 		>"$tmp/baseline.yaml"

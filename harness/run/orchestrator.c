@@ -879,7 +879,9 @@ static int run_try(struct orch *o, int op, int k)
 				observe(o, idx);
 				break;
 			}
+			pool_turn_give(); /* stopped: it needs no CPU */
 			step(o, until);
+			pool_turn_take();
 		} else {
 			wait_running(o, idx);
 		}
