@@ -15,8 +15,9 @@
  *     writes it back when the job ends or while it waits on the clock
  *     (pool_turn_give()).  A worker's `holds` flag (shared memory) is set
  *     from its read to its write, so the byte of a worker that died
- *     holding it is written back by the coordinator: the turns in play
- *     never drop below what was asked for.
+ *     holding it is written back by the coordinator (one killed in the
+ *     instant between its read and its flag takes its turn along: the
+ *     run goes on with one fewer).
  */
 #include <errno.h>
 #include <fcntl.h>
