@@ -224,6 +224,17 @@ static void stop_janitor(int fd, pid_t pid)
 		;
 }
 
+/* Is s a number from lo to hi?  Then *out holds it. */
+static bool int_in(const char *s, int lo, int hi, int *out)
+{
+	long long n;
+
+	if (cli_parse_ll(s, &n) || n < lo || n > hi)
+		return false;
+	*out = (int)n;
+	return true;
+}
+
 static int cusage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "fencecert: USAGE: ");
@@ -422,15 +433,13 @@ int cmd_certify(int argc, char **argv)
 			break;
 		case 's': o.schedule = optarg; break;
 		case 'j':
-			if (cli_parse_ll(optarg, &n) || n < 1 || n > 64)
+			if (!int_in(optarg, 1, 64, &o.jobs))
 				return cusage("--jobs must be 1 to 64, not '%s'", optarg);
-			o.jobs = (int)n;
 			break;
 		case 'W':
-			if (cli_parse_ll(optarg, &n) || n < 1 || n > 64)
+			if (!int_in(optarg, 1, 64, &o.workers))
 				return cusage("--workers must be 1 to 64, not '%s'",
 					      optarg);
-			o.workers = (int)n;
 			break;
 		case 'x':
 			if (!parse_shard(optarg, &o.shard_index, &o.shard_count))
@@ -465,10 +474,9 @@ int cmd_certify(int argc, char **argv)
 		case 'E': o.reexecute = true; break;
 		case 'N': o.no_dedup = true; break;
 		case 'C':
-			if (cli_parse_ll(optarg, &n) || n < 0 || n > 100)
+			if (!int_in(optarg, 0, 100, &o.recheck_pct))
 				return cusage("--recheck must be 0 to 100, not '%s'",
 					      optarg);
-			o.recheck_pct = (int)n;
 			break;
 		case 'M':
 			if (cli_parse_size(optarg, &o.state_store_max) ||

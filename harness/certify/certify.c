@@ -1185,6 +1185,19 @@ static void store_limit(const struct certify_opts *o, struct wctx *w)
 	w->store_used = m == MAP_FAILED ? NULL : m; /* zero-filled */
 }
 
+/*
+ * The worker processes for `jobs` when --workers does not say: twice as
+ * many, of which `jobs` hold a turn at a time (pool_new()).  A schedule
+ * spends much of its time waiting out leases on the clock (the scenario's
+ * zombie_delay_ms and lease_ttl_ms: real time the route must see pass),
+ * and a worker gives up its turn while it does, so another worker's
+ * schedule uses the CPU meanwhile.  At most 64.
+ */
+static int workers_for(int jobs)
+{
+	return jobs > 32 ? 64 : 2 * jobs;
+}
+
 int certify_run(const struct suite *s, const struct certify_opts *o,
 		json_t **report, char *err, size_t errlen)
 {
@@ -1215,7 +1228,7 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 	store_limit(o, &w);
 	R.store_used = w.store_used;
 	R.t0 = clock_mono_ms();
-	rc = pool_new(o->workers ? o->workers : certify_workers(o->jobs),
+	rc = pool_new(o->workers ? o->workers : workers_for(o->jobs),
 		      o->jobs, work, work_fini, &w, &R.pool, err, errlen);
 	if (!rc) {
 		rc = loop(&R);

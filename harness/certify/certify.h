@@ -42,9 +42,9 @@ struct certify_opts {
 				    scenario) */
 	const uint64_t *seed;    /* replaces random seeds; NULL: the suite's */
 	int jobs;                /* workers running a schedule at once
-				    (certify_workers()) */
+				    (turns, certify.c workers_for()) */
 	int workers;             /* --workers: worker processes, >= jobs;
-				    0: certify_workers(jobs) */
+				    0: workers_for(jobs) */
 	const char *work_dir;    /* existing directory for schedule dirs */
 	bool keep;               /* keep schedule dirs */
 	bool full_deltas;        /* --full-deltas: list every changed row of
@@ -75,22 +75,6 @@ struct certify_opts {
 				    recorded states may take; 0: a quarter of
 				    the work dir's file system */
 };
-
-/*
- * The worker processes for `jobs` by default (--workers sets them): twice
- * as many, of which `jobs` hold a
- * turn at a time (pool_new()).  A schedule spends much of its time
- * waiting out leases on the clock (the scenario's zombie_delay_ms and
- * lease_ttl_ms: real time the route must see pass), and a worker gives
- * up its turn while it does, so another worker's schedule uses the CPU
- * meanwhile.  At most 64.
- */
-#define CERTIFY_WORKERS_PER_JOB 2
-static inline int certify_workers(int jobs)
-{
-	return jobs > 64 / CERTIFY_WORKERS_PER_JOB ? 64 :
-	       jobs * CERTIFY_WORKERS_PER_JOB;
-}
 
 /* Set (from a signal handler) to stop a run early: no new schedule starts,
  * certify_run() returns FC_IO with "interrupted". */

@@ -78,15 +78,20 @@ void pool_turn_take(void)
 		*turn.held = 1; /* else the coordinator is gone: run anyway */
 }
 
-void pool_turn_give(void)
+/* Give a held turn back: clear its flag, then write its byte. */
+static void turn_put(int w, unsigned char *held)
 {
 	unsigned char b = 0;
 
-	if (turn.r < 0 || !*turn.held)
-		return;
-	*turn.held = 0;
-	while (write(turn.w, &b, 1) < 0 && errno == EINTR)
+	*held = 0;
+	while (write(w, &b, 1) < 0 && errno == EINTR)
 		;
+}
+
+void pool_turn_give(void)
+{
+	if (turn.r >= 0 && *turn.held)
+		turn_put(turn.w, turn.held);
 }
 
 /* One write() for the line and its newline: the reader wakes once per
@@ -219,13 +224,17 @@ static int turns_new(pool *p, int workers, int turns, char *err,
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
-	if (pipe2(fd, O_CLOEXEC) < 0 ||
-	    fs_write_all(fd[1], zero, (size_t)turns) != 0) {
+	if (pipe2(fd, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "cannot create pipe: %s", strerror(errno));
 		return FC_IO;
 	}
-	p->turn_r = fd[0];
+	p->turn_r = fd[0]; /* pool_free() closes them from here on */
 	p->turn_w = fd[1];
+	if (fs_write_all(fd[1], zero, (size_t)turns) != 0) {
+		snprintf(err, errlen, "cannot fill the turn pipe: %s",
+			 strerror(errno));
+		return FC_IO;
+	}
 	return 0;
 }
 
@@ -346,13 +355,8 @@ static int replace(pool *p, int i, json_t **result, void **tag)
 	*result = NULL;
 	stop_worker(&p->w[i], true);
 	p->w[i].busy = false;
-	if (p->holds && p->holds[i]) { /* invariant 4: its turn comes back */
-		unsigned char b = 0;
-		p->holds[i] = 0;
-		if (write(p->turn_w, &b, 1) != 1) {
-			/* a pipe holding fewer bytes than it can: cannot fail */
-		}
-	}
+	if (p->holds && p->holds[i]) /* invariant 4: its turn comes back */
+		turn_put(p->turn_w, &p->holds[i]);
 	if (start_worker(p, i, err, sizeof(err)))
 		p->w[i].pid = 0; /* one worker fewer */
 	return was_busy ? 1 : 0;
