@@ -62,6 +62,7 @@ static struct rec_observation *add_obs(struct rec_schedule *r, int idx,
 	assert_non_null(o);
 	o->after_attempt = idx;
 	o->at_ms = idx >= 0 ? r->attempts[idx].end_ms : 9999;
+	o->applied_before = r->napplied;
 	if (idx >= 0)
 		r->attempts[idx].obs_after = (int)r->nobs - 1;
 	for (int i = 0; i < 3; i++)

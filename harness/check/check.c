@@ -142,15 +142,17 @@ static void describe_attempt(const struct rec_schedule *r, int idx,
 		 a->operation, a->try_number, a->zombie ? ", zombie" : "", end);
 }
 
-/* The faults applied to op before time t: "; after kill at X#1 in try 1". */
+/* The faults applied to op before observation k was taken: " after kill
+ * at X#1 in try 1".  By order, not by time: a fault applied in the same
+ * millisecond right after the observation is not before it. */
 static void describe_faults_before(const struct rec_schedule *r, int op,
-				   long long t, char *out, size_t len)
+				   size_t k, char *out, size_t len)
 {
 	struct text tx = { .len = 0 };
 
-	for (size_t i = 0; i < r->napplied; i++) {
+	for (size_t i = 0; i < r->obs[k].applied_before && i < r->napplied; i++) {
 		const struct rec_applied *ap = &r->applied[i];
-		if (ap->at_ms > t || (ap->operation && ap->operation != op))
+		if (ap->operation && ap->operation != op)
 			continue;
 		text_item(&tx, "%s", ap->what);
 	}
@@ -166,10 +168,9 @@ static void blame(const struct rec_schedule *r, size_t k, int op,
 {
 	char who[128], faults[300];
 	int idx = r->obs[k].after_attempt;
-	long long t = r->obs[k].at_ms;
 
 	describe_attempt(r, idx, who, sizeof(who));
-	describe_faults_before(r, op, t, faults, sizeof(faults));
+	describe_faults_before(r, op, k, faults, sizeof(faults));
 	put(out, len, "by %s%s", who, faults);
 }
 

@@ -175,6 +175,9 @@ struct rec_fence {
 struct rec_observation {
 	long long at_ms;
 	int after_attempt;        /* attempt index whose end triggered it; -1 */
+	size_t applied_before;    /* napplied when it was taken: applied[i]
+				     came before it iff i < this (at_ms may
+				     tie within a millisecond) */
 	int status;               /* 0, or the observer's error; a failed
 				     observation has no rows in the store */
 	bool fences_observed;     /* false: the target has no fence observer */

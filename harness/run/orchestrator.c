@@ -172,6 +172,7 @@ static void observe(struct orch *o, int idx)
 	}
 	ob->at_ms = orch__elapsed_ms(&o->s);
 	ob->after_attempt = idx;
+	ob->applied_before = rec->napplied;
 	if (idx < 0 && prev >= 0 && prev == o->settled_obs && o->s.p->snaps) {
 		if ((rc = repeat_observation(o, prev, n, ob))) {
 			ob->status = rc;
