@@ -16,7 +16,9 @@
 #    3x the baseline), CPU ms per judged schedule, and from the recorded
 #    run's report the schedules executed and inherited, the distinct
 #    states, and the attempts actually run (without the "seeded" ones,
-#    restored rather than run) against the --reexecute run's.  An
+#    restored rather than run) against the --reexecute run's; and the
+#    recorded run again with --no-pin, for what keeping each worker and
+#    its routes on one CPU is worth (harness.md, "CPUs").  An
 #    inherited schedule is judged with 0 attempts.  Then the floor
 #    (bench/bench_floor.c, measured right after): a minimal forked attempt
 #    with raw SQLite on this machine, and the schedules/s a harness that
@@ -187,6 +189,17 @@ def explore(log, rec, rex, bas, per_attempt):
     with open(per_attempt, "w") as fh:
         fh.write("%.3f\n" % (att_b / max(med(b, "judged"), 1)))
 
+def pinning(log, rec, unp):
+    """The recorded run against itself with --no-pin."""
+    rs = runs(log)
+    a, u = rs[rec], rs[unp]
+    ra, ru = statistics.median(map(rate, a)), statistics.median(map(rate, u))
+    print("  recorded --no-pin %6.1f judged schedules/s, %6.1f ms CPU/judged: "
+          "pinned / --no-pin %.2fx judged schedules/s (rounds: %s)"
+          % (ru, statistics.median(cpu_per(r, "judged") for r in u),
+             ra / max(ru, 1e-9), ", ".join(
+                 "%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, u))))
+
 def floor(log, rec, rex, floor_out):
     rs = runs(log)
     a, b = rs[rec], rs[rex]
@@ -284,7 +297,7 @@ def default(log, label):
     print("target default suite < 30 s: %s (%.0f ms)" % (ok(r["wall"] < 30000), r["wall"]))
 
 cmd, args = sys.argv[1], sys.argv[2:]
-{"measure": measure, "explore": explore, "floor": floor,
+{"measure": measure, "explore": explore, "floor": floor, "pinning": pinning,
  "exhaustive": exhaustive, "default": default}[cmd](*args)
 PY
 bench() { python3 "$tmp/bench.py" "$@"; }
@@ -316,13 +329,16 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpu(s)"
 rec="every-failpoint, c-sqlite, --jobs 2, recorded"
 rex="every-failpoint, c-sqlite, --jobs 2, --reexecute"
 bas="every-failpoint, c-sqlite, --jobs 2, baseline $BASELINE_REV"
+unp="every-failpoint, c-sqlite, --jobs 2, recorded, --no-pin"
 efp="--route c-sqlite --only every-failpoint --jobs 2"
 for round in 1 2 3; do
 	run_baseline "$bas" "$tmp/efp" $efp
 	run "$rec" "$tmp/efp" "$tmp/exhaustive.yaml" $efp
 	run "$rex" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --reexecute
+	run "$unp" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --no-pin
 done
 bench explore "$tmp/runs" "$rec" "$rex" "$bas" "$tmp/per-schedule"
+bench pinning "$tmp/runs" "$rec" "$unp"
 
 # The floor, right after: a minimal forked attempt on this machine, at the
 # --reexecute run's attempts per schedule.

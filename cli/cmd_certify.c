@@ -81,6 +81,10 @@ static void usage(FILE *to)
 		"  --workers M       schedules under way at once, M >= N (default\n"
 		"                    2N: others run while one waits out a lease;\n"
 		"                    --jobs 1 --workers 1 runs one at a time)\n"
+		"  --no-pin          let the kernel place the workers and routes\n"
+		"                    (default: each of the N keeps to a CPU of\n"
+		"                    its own, with the route it runs, when there\n"
+		"                    are N CPUs to use)\n"
 		"  --seed S          seed of random exploration (default: each\n"
 		"                    scenario's own)\n"
 		"  --out DIR         write the reports there (default certify-out):\n"
@@ -378,6 +382,7 @@ int cmd_certify(int argc, char **argv)
 		{ "schedule", required_argument, NULL, 's' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "workers", required_argument, NULL, 'W' },
+		{ "no-pin", no_argument, NULL, 'A' },
 		{ "shard", required_argument, NULL, 'x' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "out", required_argument, NULL, 'O' },
@@ -473,6 +478,7 @@ int cmd_certify(int argc, char **argv)
 		case 'U': o.uncontained = true; break;
 		case 'E': o.reexecute = true; break;
 		case 'N': o.no_dedup = true; break;
+		case 'A': o.no_pin = true; break;
 		case 'C':
 			if (!int_in(optarg, 0, 100, &o.recheck_pct))
 				return cusage("--recheck must be 0 to 100, not '%s'",

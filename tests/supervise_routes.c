@@ -85,7 +85,8 @@ static int describe(void)
 		/* SigQ counts the user's queued signals, machine-wide */
 		if ((strncmp(line, "Sig", 3) == 0 &&
 		     strncmp(line, "SigQ", 4) != 0) ||
-		    strncmp(line, "NoNewPrivs", 10) == 0)
+		    strncmp(line, "NoNewPrivs", 10) == 0 ||
+		    strncmp(line, "Cpus_allowed_list", 17) == 0)
 			printf("%s", line);
 	if (f)
 		fclose(f);

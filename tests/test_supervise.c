@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +171,84 @@ static void test_pause_resume_kill(void **state)
 	svt_next_event(sv, p, &ev);
 	assert_int_equal(ev.kind, SV_EV_EXIT);
 	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	supervisor_free(sv);
+}
+
+/* The CPUs pid may run on, as a count, and whether `cpu` is one. */
+static int cpus_of(pid_t pid, int cpu, bool *has)
+{
+	cpu_set_t set;
+
+	assert_int_equal(sched_getaffinity(pid, sizeof(set), &set), 0);
+	*has = CPU_ISSET(cpu, &set);
+	return CPU_COUNT(&set);
+}
+
+/* Is pid the init of a PID namespace of its own (two NSpid entries)? */
+static bool is_ns_init(pid_t pid)
+{
+	char path[64], line[256];
+	bool init = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "NSpid:", 6) == 0)
+			init = strchr(line + 7, '\t') != NULL;
+	fclose(f);
+	return init;
+}
+
+/* A paused process resumed goes on where its supervisor runs now, its
+ * children (a contained route under its init) with it
+ * (supervise_proc.c invariant 5). */
+static void test_resume_follows_cpus(void **state)
+{
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256], path[64];
+	cpu_set_t all, one;
+	int last = -1, moved = 0;
+	bool has;
+	long child;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		skip();
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all))
+			last = c;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	p = svt_spawn_mode(sv, "hits", true, 10000, NULL);
+	svt_next_event(sv, p, &ev);
+	assert_int_equal(sv_proc_pause(p), 0);
+	CPU_ZERO(&one);
+	CPU_SET(last, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(sv_proc_resume(p), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_int_equal(cpus_of(sv_proc_pid(p), last, &has), 1);
+	assert_true(has);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+		 (int)sv_proc_pid(p), (int)sv_proc_pid(p));
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fscanf(f, "%ld", &child) == 1) {
+		assert_int_equal(cpus_of((pid_t)child, last, &has), 1);
+		assert_true(has);
+		moved++;
+	}
+	fclose(f);
+	if (is_ns_init(sv_proc_pid(p))) /* its route is its child */
+		assert_int_equal(moved, 1);
+	assert_int_equal(sv_proc_kill(p), 0);
+	svt_next_event(sv, p, &ev);
+	assert_int_equal(ev.kind, SV_EV_EXIT);
 	supervisor_free(sv);
 }
 
@@ -443,6 +522,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failpoint_answers),
 		cmocka_unit_test(test_failpoint_passes),
 		cmocka_unit_test(test_pause_resume_kill),
+		cmocka_unit_test(test_resume_follows_cpus),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_group_killed_after_leader),
 		cmocka_unit_test(test_exec_failure),
@@ -458,6 +538,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failpoint_answers),
 		cmocka_unit_test(test_failpoint_passes),
 		cmocka_unit_test(test_pause_resume_kill),
+		cmocka_unit_test(test_resume_follows_cpus),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_group_killed_after_leader),
 		cmocka_unit_test(test_run_queues_other_events),

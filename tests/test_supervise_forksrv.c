@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -122,6 +123,44 @@ static void test_forksrv_same_as_exec(void **state)
 	unsetenv("FENCECERT_SIGNING_KEY");
 	unsetenv("SUPERVISE_TEST_NOT_ALLOWED");
 	unsetenv("LC_SUPERVISE_TEST");
+}
+
+/* The server runs where its supervisor runs (supervise_forksrv.c
+ * invariant 5): started on every CPU we may use, it starts the next
+ * attempt on the one CPU we moved to since, and on all of them again once
+ * we are back. */
+static void test_forksrv_follows_cpus(void **state)
+{
+	static char before[65536], moved[65536], back[65536];
+	char err[256], want[64];
+	cpu_set_t all, one;
+	supervisor *sv;
+	int last = -1;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		skip(); /* nothing to move to */
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all))
+			last = c;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	describe_via(sv, true, before, sizeof(before));
+	assert_non_null(strstr(before, "Cpus_allowed_list:\t"));
+	CPU_ZERO(&one);
+	CPU_SET(last, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	describe_via(sv, true, moved, sizeof(moved));
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	describe_via(sv, true, back, sizeof(back));
+	assert_int_equal(supervisor_fork_servers(sv), 1); /* the same one */
+	supervisor_free(sv);
+	snprintf(want, sizeof(want), "Cpus_allowed_list:\t%d\n", last);
+	if (!strstr(moved, want))
+		fail_msg("the attempt after the move does not run on CPU %d "
+			 "only:\n%s", last, strstr(moved, "Cpus_allowed_list"));
+	assert_string_equal(before, back);
+	assert_null(strstr(before, want));
 }
 
 static void expect_spawn_error(supervisor *sv, char **argv, const char *msg,
@@ -384,6 +423,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forksrv_same_as_exec),
+		cmocka_unit_test(test_forksrv_follows_cpus),
 		cmocka_unit_test(test_forksrv_no_hello),
 		cmocka_unit_test(test_forksrv_restart),
 		cmocka_unit_test(test_forksrv_seccomp),

@@ -1229,7 +1229,8 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 	R.store_used = w.store_used;
 	R.t0 = clock_mono_ms();
 	rc = pool_new(o->workers ? o->workers : workers_for(o->jobs),
-		      o->jobs, work, work_fini, &w, &R.pool, err, errlen);
+		      o->jobs, !o->no_pin, work, work_fini, &w, &R.pool, err,
+		      errlen);
 	if (!rc) {
 		rc = loop(&R);
 		if (rc && certify_interrupted)

@@ -45,6 +45,8 @@ struct certify_opts {
 				    (turns, certify.c workers_for()) */
 	int workers;             /* --workers: worker processes, >= jobs;
 				    0: workers_for(jobs) */
+	bool no_pin;             /* --no-pin: workers and routes go where
+				    the kernel puts them (pool_new()) */
 	const char *work_dir;    /* existing directory for schedule dirs */
 	bool keep;               /* keep schedule dirs */
 	bool full_deltas;        /* --full-deltas: list every changed row of

@@ -17,12 +17,22 @@
  *     from its read to its write, so the byte of a worker that died
  *     holding it is written back by the coordinator (one killed in the
  *     instant between its read and its flag takes its turn along: the
- *     run goes on with one fewer).
+ *     run goes on with one fewer).  The byte is the turn's number, the
+ *     flag that number plus one, so the byte written back is the one read.
+ *  5. CPUs: when pinning and this process may use at least as many CPUs
+ *     as there are turns (without turns: workers), turn k (worker k) is
+ *     tied to the k-th of them.  A worker runs on its turn's CPU from the
+ *     moment it takes the turn, and the processes it starts from then on
+ *     inherit that (supervise_forksrv.c moves its fork server along), so
+ *     a worker and its route hand the CPU to each other instead of waking
+ *     one another across CPUs.  Pinning is a speed-up only: a call that
+ *     fails leaves the process where it was.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,14 +66,30 @@ struct pool {
 	pool_fini_fn fini;
 	void *ctx;
 	int turn_r, turn_w;   /* the turn pipe; -1: as many turns as workers */
-	unsigned char *holds; /* shared: worker i holds a turn (invariant 4) */
+	unsigned char *holds; /* shared: worker i holds turn holds[i] - 1
+				 (0: none; invariant 4) */
+	int cpu[POOL_MAX_WORKERS]; /* turn's (worker's) CPU; -1: unpinned */
 };
 
-/* In a worker: its pool's turn pipe and its own `holds` flag. */
+/* In a worker: its pool's turn pipe, its own `holds` flag, and the CPU
+ * of each turn (invariant 5). */
 static struct {
 	int r, w;
 	unsigned char *held;
-} turn = { -1, -1, NULL };
+	const int *cpu;
+} turn = { -1, -1, NULL, NULL };
+
+/* Run on `cpu` from now on (-1: leave it). */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
 
 void pool_turn_take(void)
 {
@@ -74,14 +100,17 @@ void pool_turn_take(void)
 		return;
 	while ((n = read(turn.r, &b, 1)) < 0 && errno == EINTR)
 		;
-	if (n == 1)
-		*turn.held = 1; /* else the coordinator is gone: run anyway */
+	if (n != 1)
+		return; /* the coordinator is gone: run anyway */
+	*turn.held = (unsigned char)(b + 1);
+	if (b < POOL_MAX_WORKERS)
+		pin_to(turn.cpu[b]);
 }
 
 /* Give a held turn back: clear its flag, then write its byte. */
 static void turn_put(int w, unsigned char *held)
 {
-	unsigned char b = 0;
+	unsigned char b = (unsigned char)(*held - 1);
 
 	*held = 0;
 	while (write(w, &b, 1) < 0 && errno == EINTR)
@@ -142,7 +171,10 @@ static void worker_main(pool *p, int self, int job_fd, int res_fd,
 			close(p->w[i].res_fd);
 	}
 	if (p->turn_r >= 0)
-		turn.r = p->turn_r, turn.w = p->turn_w, turn.held = &p->holds[self];
+		turn.r = p->turn_r, turn.w = p->turn_w, turn.held = &p->holds[self],
+		turn.cpu = p->cpu;
+	else
+		pin_to(p->cpu[self]);
 	in = fdopen(job_fd, "r");
 	if (!in)
 		_exit(1);
@@ -213,7 +245,7 @@ static int turns_new(pool *p, int workers, int turns, char *err,
 		     size_t errlen)
 {
 	int fd[2];
-	unsigned char zero[POOL_MAX_WORKERS] = { 0 };
+	unsigned char numbers[POOL_MAX_WORKERS];
 
 	if (turns >= workers)
 		return 0;
@@ -230,7 +262,9 @@ static int turns_new(pool *p, int workers, int turns, char *err,
 	}
 	p->turn_r = fd[0]; /* pool_free() closes them from here on */
 	p->turn_w = fd[1];
-	if (fs_write_all(fd[1], zero, (size_t)turns) != 0) {
+	for (int k = 0; k < turns; k++)
+		numbers[k] = (unsigned char)k;
+	if (fs_write_all(fd[1], numbers, (size_t)turns) != 0) {
 		snprintf(err, errlen, "cannot fill the turn pipe: %s",
 			 strerror(errno));
 		return FC_IO;
@@ -238,8 +272,27 @@ static int turns_new(pool *p, int workers, int turns, char *err,
 	return 0;
 }
 
-int pool_new(int workers, int turns, pool_work_fn work, pool_fini_fn fini,
-	     void *ctx, pool **out, char *err, size_t errlen)
+/* Each of `slots` turns (or workers) its own CPU of those this process
+ * may use, in order, when pinning and there are enough of them
+ * (invariant 5); else none pinned. */
+static void cpus_new(pool *p, int slots, bool pin)
+{
+	cpu_set_t allowed;
+	int k = 0;
+
+	for (int i = 0; i < POOL_MAX_WORKERS; i++)
+		p->cpu[i] = -1;
+	if (!pin || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+	    CPU_COUNT(&allowed) < slots)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && k < slots; c++)
+		if (CPU_ISSET(c, &allowed))
+			p->cpu[k++] = c;
+}
+
+int pool_new(int workers, int turns, bool pin, pool_work_fn work,
+	     pool_fini_fn fini, void *ctx, pool **out, char *err,
+	     size_t errlen)
 {
 	pool *p;
 	int rc;
@@ -265,6 +318,7 @@ int pool_new(int workers, int turns, pool_work_fn work, pool_fini_fn fini,
 		pool_free(p, NULL);
 		return rc;
 	}
+	cpus_new(p, turns < workers ? turns : workers, pin);
 	for (int i = 0; i < workers; i++) {
 		if ((rc = start_worker(p, i, err, errlen))) {
 			pool_free(p, NULL);

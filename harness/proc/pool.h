@@ -42,9 +42,14 @@ typedef json_t *(*pool_work_fn)(void *ctx, json_t *job);
 typedef void (*pool_fini_fn)(void *ctx);
 
 /* `workers` processes of which at most `turns` run a job at a time (all
- * of them when turns >= workers); see pool_turn_give(). */
-int pool_new(int workers, int turns, pool_work_fn work, pool_fini_fn fini,
-	     void *ctx, pool **out, char *err, size_t errlen) FC_MUST_CHECK;
+ * of them when turns >= workers); see pool_turn_give().  `pin`: each turn
+ * (without turns: each worker) keeps to a CPU of its own while there are
+ * enough CPUs this process may use, and a worker runs on its turn's CPU
+ * from when it takes it, as do the processes it starts from then on
+ * (pool.c invariant 5); else the kernel places them. */
+int pool_new(int workers, int turns, bool pin, pool_work_fn work,
+	     pool_fini_fn fini, void *ctx, pool **out, char *err,
+	     size_t errlen) FC_MUST_CHECK;
 /* NULL is a no-op; waits for the workers.  drop (may be NULL) gets the
  * tag of every job still running, whose result will never be collected. */
 void pool_free(pool *p, void (*drop)(void *tag));

@@ -214,7 +214,9 @@ bool sv_proc_paused(const sv_proc *p);
 /* Answer the pending failpoint: 'c' continue, 'f' fail the step. */
 int sv_proc_answer(sv_proc *p, char answer) FC_MUST_CHECK;
 
-/* SIGKILL / SIGSTOP / SIGCONT to the whole group.  No-ops once ended. */
+/* SIGKILL / SIGSTOP / SIGCONT to the whole group.  No-ops once ended.
+ * A resumed process goes on on the CPUs the caller runs on
+ * (supervise_proc.c invariant 5). */
 int sv_proc_kill(sv_proc *p);
 int sv_proc_pause(sv_proc *p);
 int sv_proc_resume(sv_proc *p);

@@ -27,6 +27,9 @@
  *     else, fails the spawn with an error naming the program and route.
  *  4. Servers are keyed by the whole argv and cwd (an interpreter's script
  *     is in argv[1]); at most FORKSRV_MAX live, the oldest is stopped.
+ *  5. A server runs on the CPUs we run on, given to it before a request
+ *     whenever ours changed (a pool worker follows its turn's CPU,
+ *     pool.c invariant 5), so the attempt it clones inherits them.
  *
  *   (none) --sv__spawn()--> STARTED --hello--> READY --request--> BUSY
  *                              |                 ^                  |
@@ -35,6 +38,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +309,22 @@ static int reply_read(supervisor *sv, struct sv_forksrv *srv,
 	return GONE;
 }
 
+/* Invariant 5: the server goes where we are; a failure leaves it where it
+ * was (a speed-up only). */
+static void follow_cpus(struct sv_forksrv *srv)
+{
+	cpu_set_t here;
+
+	if (sched_getaffinity(0, sizeof(here), &here) != 0 ||
+	    (srv->cpus_given && CPU_EQUAL(&here, &srv->cpus)))
+		return;
+	if (sched_setaffinity(sv_proc_pid(srv->proc), sizeof(here),
+			      &here) == 0) {
+		srv->cpus = here;
+		srv->cpus_given = true;
+	}
+}
+
 /* The launcher (struct sv_launcher) of a spawn through a fork server. */
 static int launch_via_server(void *ctx, const struct sv_spawn *req,
 			     const struct child_plan *cp, pid_t *pid,
@@ -331,6 +351,7 @@ static int launch_via_server(void *ctx, const struct sv_spawn *req,
 			if (rc)
 				break;
 		}
+		follow_cpus(srv);
 		rc = request_send(srv->proc->fp_fd, req, cp, err, errlen);
 		if (rc == SENT)
 			rc = reply_read(sv, srv, req, pid, err, errlen);

@@ -23,6 +23,7 @@
 #ifndef FENCECERT_SUPERVISE_IMPL_H
 #define FENCECERT_SUPERVISE_IMPL_H
 
+#include <sched.h>
 #include <signal.h>
 
 #include "common/child_setup.h"
@@ -67,6 +68,8 @@ struct sv_forksrv {
 	char *key;             /* argv and cwd, each NUL-terminated */
 	size_t keylen;
 	sv_proc *proc;
+	cpu_set_t cpus;        /* the CPUs we last gave it (follow_cpus()) */
+	bool cpus_given;
 };
 
 #define FORKSRV_TIMEOUT_MS 10000

@@ -24,8 +24,14 @@
  *     namespace with it) the init's status stands and the descendants
  *     are not known (-1).  Its stacks are freed only once it is reaped:
  *     an exec'd attempt's init runs on our memory.
+ *  5. A process resumed goes on where its supervisor runs now, with its
+ *     direct children (a contained attempt's route is its init's child):
+ *     a pool worker moves to its turn's CPU (pool.c invariant 5), and a
+ *     try paused under one turn and resumed under another runs beside
+ *     it.  Placement is a speed-up only; a failure changes nothing else.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,10 +265,31 @@ int sv_proc_pause(sv_proc *p)
 	return 0;
 }
 
+/* Invariant 5: p's leader and its children run where we run. */
+static void follow_cpus(const sv_proc *p)
+{
+	char path[64];
+	cpu_set_t here;
+	FILE *f;
+	long child;
+
+	if (sched_getaffinity(0, sizeof(here), &here) != 0)
+		return;
+	(void)sched_setaffinity(p->pid, sizeof(here), &here);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)p->pid,
+		 (int)p->pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fscanf(f, "%ld", &child) == 1)
+		(void)sched_setaffinity((pid_t)child, sizeof(here), &here);
+	fclose(f);
+}
+
 int sv_proc_resume(sv_proc *p)
 {
 	if (p->st.end != SV_RUNNING)
 		return 0;
+	follow_cpus(p);
 	if (kill(-p->pid, SIGCONT) < 0 && errno != ESRCH)
 		return FC_IO;
 	p->paused = false;
