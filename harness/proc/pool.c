@@ -170,11 +170,14 @@ static void worker_main(pool *p, int self, int job_fd, int res_fd,
 		if (p->w[i].res_fd >= 0)
 			close(p->w[i].res_fd);
 	}
-	if (p->turn_r >= 0)
-		turn.r = p->turn_r, turn.w = p->turn_w, turn.held = &p->holds[self],
+	if (p->turn_r >= 0) {
+		turn.r = p->turn_r;
+		turn.w = p->turn_w;
+		turn.held = &p->holds[self];
 		turn.cpu = p->cpu;
-	else
-		pin_to(p->cpu[self]);
+	} else {
+		pin_to(p->cpu[self]); /* invariant 5: a worker per CPU */
+	}
 	in = fdopen(job_fd, "r");
 	if (!in)
 		_exit(1);

@@ -12,14 +12,16 @@
  * when its job pipe reaches EOF (pool_free()).
  *
  * Who includes it: the certification's worker set (harness/certify), and
- * the orchestrator for pool_turn_give() / pool_turn_take().  It knows
- * nothing of supervisors or routes: a job is any JSON value.
+ * in harness/run the orchestrator's clock waits and the services lock for
+ * pool_turn_give() / pool_turn_take().  It knows nothing of supervisors or
+ * routes: a job is any JSON value.
  *
  * Invariants: a worker holds only its own two pipe ends (and the turn
  * pipe every worker shares), so EOF on a job
  * pipe reaches exactly one worker and EOF on a result pipe means exactly
  * one worker died; only idle workers get jobs; the coordinator never blocks
- * writing one.
+ * writing one; at most `turns` workers hold a turn, a dead one's comes
+ * back; pinned, each turn keeps to its CPU (pool.c invariants 4 and 5).
  *
  * Ownership: pool_submit() does not take the job; results returned by
  * pool_collect() are new references the caller releases.
