@@ -35,6 +35,15 @@
 #    ("same verdicts", else the differences).
 # 3. The wall time of the whole default suite (target: < 30 s).
 #
+# The schedules are not quite the same: for a route on files this build
+# explores try 2 after every try-1 kill, recorded and --reexecute alike
+# (equal states judged once), where the baseline followed one kill per
+# recovery path; so the recorded every-failpoint run judges more schedules
+# than the baseline's (both counts are printed), the floor is computed
+# from the --reexecute run of this build's schedules, and the exhaustive
+# verdict comparison with the baseline is on the schedules both ran (the
+# others are counted).
+#
 # Each target gets its own "target ...: ok/MISSED" line.  The load average
 # is printed beside each run: on a shared machine the ratios and the CPU ms
 # per schedule are what compare between runs, the wall time depends on
@@ -159,11 +168,12 @@ def explore(log, rec, rex, bas, per_attempt):
     att_a, att_b = med(a, "attempts"), med(b, "attempts")
     print("every-failpoint, c-sqlite, --jobs 2, median of %d rounds each:" % len(a))
     print("  recorded     %6.1f judged schedules/s, %6.1f ms CPU/judged, "
-          "%6.0f attempts run (%.2f/judged, %.0f seeded); %.0f executed, "
-          "%.0f inherited, %.0f distinct states, %.0f states recorded"
+          "%6.0f attempts run (%.2f/judged, %.0f seeded); %.0f judged: "
+          "%.0f executed, %.0f inherited, %.0f distinct states, %.0f states "
+          "recorded"
           % (ra, ca, att_a, att_a / max(med(a, "judged"), 1), med(a, "seeded"),
-             med(a, "executed"), med(a, "inherited"), med(a, "distinct"),
-             med(a, "recorded")))
+             med(a, "judged"), med(a, "executed"), med(a, "inherited"),
+             med(a, "distinct"), med(a, "recorded")))
     print("  --reexecute  %6.1f judged schedules/s, %6.1f ms CPU/judged, "
           "%6.0f attempts run (%.2f/judged)"
           % (rb, cb, att_b, att_b / max(med(b, "judged"), 1)))
@@ -178,9 +188,10 @@ def explore(log, rec, rex, bas, per_attempt):
     else:
         rz = statistics.median(map(rate, z))
         print("  baseline     %6.1f judged schedules/s, %6.1f ms CPU/judged, "
-              "%6.0f attempts run (%s)"
+              "%6.0f attempts run, %.0f judged (%s; its retry wave follows "
+              "one kill per recovery path)"
               % (rz, statistics.median(cpu_per(r, "judged") for r in z),
-                 med(z, "attempts"), bas.rsplit(", ", 1)[1]))
+                 med(z, "attempts"), med(z, "judged"), bas.rsplit(", ", 1)[1]))
         print("  recorded / baseline: %.2fx judged schedules/s (rounds: %s)"
               % (ra / max(rz, 1e-9), ", ".join(
                   "%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, z))))
@@ -253,10 +264,13 @@ def exhaustive(log, rec, rex, bas):
                                   z["wall"], a["wall"] / max(z["wall"], 1)))
     compare(a, b, "--reexecute")
     if z:
-        compare(a, z, "baseline")
+        compare(a, z, "baseline", True)
 
-def compare(a, b, other):
-    """Recorded run a against run b: verdicts and schedule outcomes."""
+def compare(a, b, other, more_ok=False):
+    """Recorded run a against run b: verdicts and schedule outcomes.
+    more_ok: b is the baseline, whose retry waves followed one kill per
+    recovery path; the schedules only a has are counted, not differences
+    (b must have none a lacks)."""
     try:
         va, sa = outcomes(a["out"])
         vb, sb = outcomes(b["out"])
@@ -275,8 +289,9 @@ def compare(a, b, other):
         if va.get(name) != vb.get(name):
             diff.append("route %s: %s recorded, %s %s"
                         % (name, verdict(va.get(name)), verdict(vb.get(name)), other))
+    only_a = set(sa) - set(sb) if more_ok else set()
     for k in sorted(set(sa) | set(sb)):
-        if sa.get(k) != sb.get(k):
+        if k not in only_a and sa.get(k) != sb.get(k):
             diff.append("%s %s '%s': %s recorded, %s %s"
                         % (k + (outcome(sa.get(k)), outcome(sb.get(k)), other)))
     if a["rc"] != b["rc"]:
@@ -284,7 +299,10 @@ def compare(a, b, other):
     if not diff:
         print("verdicts vs %s: same verdicts (%d routes, %d schedules: each "
               "route's verdict, each schedule's outcome and violated "
-              "invariants)" % (other, len(va), len(sa)))
+              "invariants)%s" % (other, len(va), len(sa) - len(only_a),
+              "; %d more schedules recorded (try 2 after every kill), %d "
+              "of them with a violation" % (len(only_a), sum(
+                  1 for k in only_a if sa[k][1])) if only_a else ""))
         return
     print("verdicts: %d difference(s), recorded vs %s:" % (len(diff), other))
     for d in diff[:30]:

@@ -1,8 +1,9 @@
 /*
  * test_explore.c -- scenario -> schedules, with synthetic traces (no
- * processes): waves, deduplication of recovery paths, interleavings,
- * seeded random schedules, unreached declared failpoints, replay, and that
- * the job list does not depend on the order traces come back in.
+ * processes): waves, deduplication of recovery paths (or none: every
+ * kill), interleavings, seeded random schedules, unreached declared
+ * failpoints, replay, and that the job list does not depend on the order
+ * traces come back in.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,18 +151,40 @@ static void test_fixed(void **state)
 	suite_free(s);
 }
 
+/* The jobs of scenario "all", after checking that the same come, in the
+ * same order, whatever order the traces arrive in (caller frees). */
+static char *explore_all(const struct suite *s, bool every_kill, size_t *n,
+			 size_t *strict)
+{
+	explorer *ex;
+	char err[256], *out, *again;
+	size_t n2, s2;
+
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex,
+					      err, sizeof(err)), 0);
+		if (every_kill)
+			explorer_retry_every_kill(ex);
+		if (pass == 0)
+			out = drain(ex, false, n, strict);
+		else
+			again = drain(ex, true, &n2, &s2);
+		explorer_free(ex);
+	}
+	assert_string_equal(out, again);
+	free(again);
+	return out;
+}
+
 static void test_exhaustive(void **state)
 {
 	struct suite *s = load();
 	explorer *ex;
-	char err[256], *out, *again;
-	size_t n, strict, n2, s2;
+	char err[256], *out;
+	size_t n, strict;
 
 	(void)state;
-	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
-				      sizeof(err)), 0);
-	out = drain(ex, false, &n, &strict);
-	explorer_free(ex);
+	out = explore_all(s, false, &n, &strict);
 	/* discovery + 4 points x 3 actions + recovery paths: after a kill at
 	 * a, at b#1 / b#2 (the same path: one case) and at c, try 2 reaches
 	 * 3 + 3 + 2 points, each x 3 actions */
@@ -175,14 +198,7 @@ static void test_exhaustive(void **state)
 	assert_non_null(strstr(out, "retry k:b@1/op1;f:r@2/op1\n"));
 	assert_non_null(strstr(out, "retry k:c@1/op1;k:d@2/op1\n"));
 	assert_null(strstr(out, "retry k:b@1#2/op1;")); /* same path as b#1 */
-	/* the same jobs, in the same order, whatever order traces arrive in */
-	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
-				      sizeof(err)), 0);
-	again = drain(ex, true, &n2, &s2);
-	assert_string_equal(out, again);
 	free(out);
-	free(again);
-	explorer_free(ex);
 	/* actions: [kill] (the default) */
 	assert_int_equal(explorer_new(s, scenario(s, "killonly"), NULL, &ex, err,
 				      sizeof(err)), 0);
@@ -191,6 +207,30 @@ static void test_exhaustive(void **state)
 	assert_null(strstr(out, "p:"));
 	free(out);
 	explorer_free(ex);
+	suite_free(s);
+}
+
+/* explorer_retry_every_kill(): b#1 and b#2 walk the same recovery path
+ * but may leave different states, so both get their retry wave; nothing
+ * else changes. */
+static void test_every_kill(void **state)
+{
+	struct suite *s = load();
+	char *out;
+	size_t n, strict;
+
+	(void)state;
+	out = explore_all(s, true, &n, &strict);
+	/* discovery + 4 points x 3 actions + try 2 after each of the four
+	 * kills: 3 + 3 + 3 + 2 points, each x 3 actions */
+	assert_int_equal(n, 1 + 12 + (3 + 3 + 3 + 2) * 3);
+	assert_int_equal(strict, n);
+	assert_non_null(strstr(out, "retry k:b@1/op1;f:r@2/op1\n"));
+	assert_non_null(strstr(out, "retry k:b@1#2/op1;k:a@2/op1\n"));
+	assert_non_null(strstr(out, "retry k:b@1#2/op1;p:r@2/op1>next\n"));
+	assert_non_null(strstr(out, "retry k:b@1#2/op1;f:c@2/op1\n"));
+	assert_non_null(strstr(out, "retry k:c@1/op1;k:d@2/op1\n"));
+	free(out);
 	suite_free(s);
 }
 
@@ -450,6 +490,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_exhaustive),
+		cmocka_unit_test(test_every_kill),
 		cmocka_unit_test(test_interleavings),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_listed_and_unreached),

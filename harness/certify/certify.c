@@ -348,6 +348,8 @@ struct unit {              /* one route x scenario */
 	size_t schedules, violations;
 	size_t attempts_run; /* attempts that ran here (not seeded, not
 				inherited) */
+	const char *retry_wave; /* whose try-2 points it explores, for the
+				   report; NULL: it has no retry wave */
 };
 
 struct sched_entry {
@@ -676,6 +678,9 @@ static void unit_finished(struct run *R, struct unit *u)
 			json_object_set_new(m, "scenario", json_string(sc->name));
 			json_object_set_new(m, "attempts_run",
 					    json_integer((json_int_t)u->attempts_run));
+			if (u->retry_wave)
+				json_object_set_new(m, "retry_wave",
+						    json_string(u->retry_wave));
 			json_array_append_new(a->modes, m);
 		}
 	}
@@ -1081,6 +1086,27 @@ static int unit_states(const struct run *R, const struct route_spec *rs,
 			   o->recheck_pct, seed, out);
 }
 
+/* Which try-1 kills the retry wave of an exhaustive failpoint exploration
+ * follows.  Every one when the route's state is in files: kills that leave
+ * equal states then have equal digests and their schedules are judged once
+ * (crash_states.h), in --reexecute too, so that both modes judge the same
+ * schedules.  Else one kill per recovery path, the only guess at equal
+ * states a service allows.  NULL when the scenario has no retry wave. */
+static const char *retry_wave(const struct route_spec *rs,
+			      const struct scenario *sc, explorer *ex)
+{
+	const struct explore_spec *e = sc->explore;
+	const char *why;
+
+	if (!e || e->syscalls || e->proxy[0] || e->interleavings ||
+	    e->random_schedules)
+		return NULL;
+	if (!state_in_files(rs, &why))
+		return "one kill per recovery path";
+	explorer_retry_every_kill(ex);
+	return "every kill";
+}
+
 static int select_units(struct run *R, char *err, size_t errlen)
 {
 	const struct suite *s = R->s;
@@ -1123,6 +1149,9 @@ static int select_units(struct run *R, char *err, size_t errlen)
 			if (!rc)
 				rc = unit_states(R, &s->routes[r], sc, R->nunits,
 						 &u->cs);
+			if (!rc && !o->schedule)
+				u->retry_wave = retry_wave(&s->routes[r], sc,
+							   u->ex);
 			if (rc)
 				return rc;
 			u->r = (int)r;

@@ -65,6 +65,7 @@ struct explorer {
 	size_t nunreached;
 	bool incomplete;
 	uint64_t seed;
+	bool every_kill;    /* retry wave after every try-1 kill */
 	int rc;             /* first allocation failure */
 };
 
@@ -281,8 +282,9 @@ static void wave_retry(explorer *ex)
 			continue;
 		kill = ex->slots[i].faults[0];
 		t2 = ex->slots[i].try2;
-		/* one X per distinct recovery path */
-		for (size_t j = 0; j < i && !seen; j++)
+		/* one X per distinct recovery path, unless equal states are
+		 * judged once downstream (explorer_retry_every_kill()) */
+		for (size_t j = 0; j < i && !seen && !ex->every_kill; j++)
 			seen = ex->slots[j].role == ROLE_KILL1 && ex->slots[j].fed &&
 			       same_names(&ex->slots[j].try2, &t2);
 		if (seen)
@@ -555,6 +557,11 @@ int explorer_new(const struct suite *s, const struct scenario *sc,
 	}
 	*out = ex;
 	return 0;
+}
+
+void explorer_retry_every_kill(explorer *ex)
+{
+	ex->every_kill = true;
 }
 
 int explorer_new_replay(const struct suite *s, const struct scenario *sc,

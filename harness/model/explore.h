@@ -10,8 +10,13 @@
  *               the kill schedules are also the discovery runs of the
  *               recovery path (which points try 2 reaches after a kill at X)
  *   retry       every point x action in try 2 after a kill at X in try 1,
- *               for one X of each distinct recovery path (kills that leave
- *               try 2 walking the same failpoints are one case)
+ *               for every X when explorer_retry_every_kill() was called
+ *               (the route's state is in files, so the kills that leave
+ *               equal states are told apart from the others by their
+ *               digests and judged once: crash_states.h), else for one X
+ *               of each distinct recovery path (kills that leave try 2
+ *               walking the same failpoints are one case: a guess at
+ *               equal states, all a route on a service allows)
  *   interleave  (interleavings: true) worker A paused at X while worker B
  *               runs to completion ("p:X@1>next"), and paused at X until B
  *               reaches Y ("p:X@1>Y") for every Y that B reaches
@@ -109,6 +114,10 @@ int explorer_new(const struct suite *s, const struct scenario *sc,
 int explorer_new_replay(const struct suite *s, const struct scenario *sc,
 			const char *schedule, explorer **out, char *err,
 			size_t errlen) FC_MUST_CHECK;
+
+/* The retry wave follows every try-1 kill, not one per recovery path.
+ * Call before the first explorer_next(). */
+void explorer_retry_every_kill(explorer *ex);
 
 void explorer_free(explorer *ex); /* NULL is a no-op */
 

@@ -6,6 +6,7 @@ fault fired where the suite's comments say, and did what it should.
 Problems go to stderr; exit status 1 if any.
 """
 import json
+import os
 import sys
 
 problems = []
@@ -173,10 +174,28 @@ def journal_socket(report):
           "no target row" % (dead, untouched))
 
 
+def retry_wave(report, summary):
+    """A route on a server cannot have its states compared: its retry
+    wave follows one kill per recovery path, and both reports say so."""
+    for r in report["routes"]:
+        for e in r["coverage"].get("exploration", []):
+            if e["scenario"] != "every-failpoint":
+                continue
+            check(e.get("retry_wave") == "one kill per recovery path",
+                  "%s every-failpoint: retry_wave %r" %
+                  (r["name"], e.get("retry_wave")))
+            check("%s / every-failpoint: try 2 explored after one kill per "
+                  "recovery path" % r["name"] in summary,
+                  "%s every-failpoint: summary.md does not say its retry "
+                  "wave is a guess" % r["name"])
+
+
 def main(path):
     report = json.load(open(path))
     suite(report)
     journal_socket(report)
+    with open(os.path.join(os.path.dirname(path), "summary.md")) as fh:
+        retry_wave(report, fh.read())
     for p in problems:
         print("problem: " + p, file=sys.stderr)
     return 1 if problems else 0

@@ -114,10 +114,16 @@ rec, reexec = ({e["scenario"]: e for e in json.load(open(p))["routes"][0]
 print("recorded:", rec)
 print("re-executed:", reexec)
 # Catches a regression that silently re-executes everything (or never
-# dedups): seeded and inherited schedules, fewer attempts run.
+# dedups): seeded and inherited schedules, fewer attempts run.  And the
+# retry wave back on its recovery-path guess: try 2 must be explored after
+# every try-1 kill (20 failpoints, each x kill/pause/fail in try 1 and in
+# the try 2 after every kill: far more than the 367 schedules the guess
+# made), in both modes.
 ok = (rec["seeded"] > 0 and rec["inherited"] > 0 and
       rec["attempts_run"] < reexec["attempts_run"] and
-      rec["schedules"] == reexec["schedules"])
+      rec["schedules"] == reexec["schedules"] and
+      rec.get("retry_wave") == reexec.get("retry_wave") == "every kill" and
+      rec["schedules"] > 367)
 sys.exit(0 if ok else 1)
 PY
 ok "exhaustive.yaml every-failpoint (c-sqlite): recorded agrees with --reexecute, with fewer attempts"
