@@ -704,6 +704,78 @@ static void test_power_rename_needs_dir_sync(void **state)
 	free(p2);
 }
 
+static void model(struct fx *f, snap_durable *d, char out[SNAP_DIGEST_HEX + 1])
+{
+	if (snap_model_digest(d, out, f->err, sizeof(f->err)) != 0)
+		fail_msg("snap_model_digest: %s", f->err);
+}
+
+/* The model's digest tells apart what the files and the power state do
+ * not: a file synced that no synced listing names yet survives a power
+ * loss once its directory is synced, an unsynced one comes back empty.
+ * Equal models give equal digests, in two directories too. */
+static void test_power_model_digest(void **state)
+{
+	struct fx *f = *state;
+	char *a = baseline_dir(f), *b = baseline_dir(f), *p;
+	char ka[SNAP_DIGEST_HEX + 1], kb[SNAP_DIGEST_HEX + 1];
+	char pa[SNAP_DIGEST_HEX + 1], pb[SNAP_DIGEST_HEX + 1];
+	char ma[SNAP_DIGEST_HEX + 1], mb[SNAP_DIGEST_HEX + 1];
+	snap_durable *da = durable(f, a), *db = durable(f, b);
+
+	model(f, da, ma);
+	model(f, db, mb);
+	assert_string_equal(ma, mb);
+	/* the same write in both, synced in a only */
+	put_text(at(a, "data.tmp"), "NEW");
+	put_text(at(b, "data.tmp"), "NEW");
+	synced(f, da, at(a, "data.tmp"));
+	take(f, a, ka);
+	take(f, b, kb);
+	assert_string_equal(ka, kb);
+	assert_int_equal(snap_take_power(da, pa, f->err, sizeof(f->err)), 0);
+	assert_int_equal(snap_take_power(db, pb, f->err, sizeof(f->err)), 0);
+	assert_string_equal(pa, pb); /* data.tmp is in no synced listing */
+	model(f, da, ma);
+	model(f, db, mb);
+	assert_string_not_equal(ma, mb);
+	/* and the futures differ: renamed, its directory synced */
+	assert_int_equal(rename(at(b, "data.tmp"), at(b, "data")), 0);
+	synced(f, db, b);
+	p = power(f, db);
+	assert_text(at(p, "data"), ""); /* never synced: empty */
+	free(p);
+	/* synced in b too: the same model again */
+	snap_durable_free(db);
+	free(b);
+	b = baseline_dir(f);
+	db = durable(f, b);
+	put_text(at(b, "data.tmp"), "NEW");
+	synced(f, db, at(b, "data.tmp"));
+	model(f, db, mb);
+	assert_string_equal(ma, mb);
+	/* a file the listing names but that is gone now: named by number */
+	assert_int_equal(unlink(at(a, "base.txt")), 0);
+	assert_int_equal(unlink(at(b, "base.txt")), 0);
+	model(f, da, ma);
+	model(f, db, mb);
+	assert_string_equal(ma, mb);
+	p = power(f, da);
+	assert_text(at(p, "base.txt"), "base");
+	free(p);
+	/* a's future: its synced data.tmp survives, renamed, once the
+	 * directory is synced (b's came back empty above) */
+	assert_int_equal(rename(at(a, "data.tmp"), at(a, "data")), 0);
+	synced(f, da, a);
+	p = power(f, da);
+	assert_text(at(p, "data"), "NEW");
+	free(p);
+	snap_durable_free(da);
+	snap_durable_free(db);
+	free(a);
+	free(b);
+}
+
 static void test_power_unsynced_file_is_empty(void **state)
 {
 	struct fx *f = *state;
@@ -828,6 +900,7 @@ int main(void)
 		T(test_power_synced_content_only),
 		T(test_power_new_file_needs_dir_sync),
 		T(test_power_rename_needs_dir_sync),
+		T(test_power_model_digest),
 		T(test_power_unsynced_file_is_empty),
 		T(test_power_new_directory),
 		T(test_power_sync_all),

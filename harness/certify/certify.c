@@ -141,11 +141,12 @@ static json_t *recorded_json(const struct rec_schedule *rec)
 	for (size_t i = 0; a && i < rec->nsnaps; i++) {
 		const struct rec_snap *s = &rec->snaps[i];
 		json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:i, s:I, "
-			"s:I, s:s, s:s, s:s, s:s}", "op", s->operation, "try",
+			"s:I, s:s, s:s, s:s, s:s, s:s}", "op", s->operation, "try",
 			s->try_number, "failpoint", s->failpoint, "hit", s->hit,
 			"wall_ms", (json_int_t)s->wall_ms, "start_wall_ms",
 			(json_int_t)s->start_wall_ms, "kill", s->kill, "power",
-			s->power, "rule", s->rule, "what", s->what));
+			s->power, "model", s->model, "rule", s->rule, "what",
+			s->what));
 	}
 	return a;
 }

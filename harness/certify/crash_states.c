@@ -206,11 +206,94 @@ static bool has_power(const struct explore_job *j)
 	return false;
 }
 
+/*
+ * Job j (its info, the dedup key) is the first with the key: it runs, the
+ * representative; or a later one: it inherits, unless drawn to run anyway
+ * (a recheck).  `seeded`: it starts from a recorded state.
+ */
+static int judge_once(cs_unit *u, const struct explore_job *j, json_t *info,
+		      const char *key, bool seeded, struct cs_plan *out)
+{
+	const char *sched = j->nfaults ? j->schedule : "clean";
+	json_t *rep = json_object_get(u->reps, key);
+
+	if (!rep) {
+		if (json_object_set_new(u->reps, key, json_pack("{s:i, s:s}", "id",
+					j->id, "schedule", sched)) ||
+		    json_object_set_new(info, "representative", json_true()))
+			return FC_NOMEM;
+	}
+	if (!rep || !u->dedup) {
+		u->executed++;
+		u->seeded += seeded;
+		return 0;
+	}
+	if (json_object_set(info, "rep", json_object_get(rep, "id")) ||
+	    json_object_set(info, "rep_schedule", json_object_get(rep, "schedule")))
+		return FC_NOMEM;
+	if (draw_recheck(u, j->id)) {
+		u->executed++;
+		u->seeded += seeded;
+		u->rechecked++;
+		out->record = false; /* its representative's recording serves */
+		if (json_object_set(u->alias, sched,
+				    json_object_get(rep, "schedule")))
+			return FC_NOMEM;
+		return json_object_set_new(info, "recheck", json_true()) ?
+			FC_NOMEM : 0;
+	}
+	json_decref(out->seed);
+	out->seed = NULL;
+	out->record = false;
+	out->inherit = true;
+	u->inherited++;
+	return json_object_set(u->alias, sched,
+			       json_object_get(rep, "schedule")) ? FC_NOMEM : 0;
+}
+
+/*
+ * A kill in try 1 and, later, a power loss: not seeded (the power model
+ * runs from the schedule's start), but when the discovery recorded the
+ * kill's point with the power model's digest, two such jobs whose kills
+ * leave the same files and the same model (snap_model_digest) and whose
+ * later faults are the same are one experiment, judged once.  Else the
+ * job simply runs.
+ */
+static int power_after_kill(cs_unit *u, const struct explore_job *j,
+			    json_t *info, struct cs_plan *out)
+{
+	const struct fault *f = &j->faults[0];
+	char key[SCHEDULE_STR_MAX * 2 + 160], rest[SCHEDULE_STR_MAX];
+	const char *kill, *model;
+	json_t *st;
+
+	if (j->nfaults < 2 || !has_power(j) || f->operation != 1 ||
+	    f->attempt != 1 || f->action != FAULT_KILL) {
+		u->executed++;
+		return 0;
+	}
+	snprintf(key, sizeof(key), "clean|1|%s#%d", f->failpoint, f->hit);
+	st = json_object_get(u->states, key);
+	kill = json_string_value(json_object_get(st, "kill"));
+	model = json_string_value(json_object_get(st, "model"));
+	if (!kill || !*kill || !model || !*model ||
+	    schedule_format(j->faults + 1, j->nfaults - 1, rest, sizeof(rest))) {
+		u->executed++;
+		return 0;
+	}
+	snprintf(key, sizeof(key), "power-after|%s|%s|%s", kill, model, rest);
+	if (json_object_set_new(info, "state", json_string(kill)) ||
+	    json_object_set_new(info, "model", json_string(model)) ||
+	    json_object_set_new(info, "m", json_integer(0)))
+		return FC_NOMEM;
+	return judge_once(u, j, info, key, false, out);
+}
+
 int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 {
 	const char *sched = j->nfaults ? j->schedule : "clean", *state;
 	char id[24], key[SCHEDULE_STR_MAX * 2 + 96], rest[SCHEDULE_STR_MAX];
-	json_t *info = json_pack("{s:s}", "schedule", sched), *rep;
+	json_t *info = json_pack("{s:s}", "schedule", sched);
 	size_t m;
 	int rc;
 
@@ -234,10 +317,8 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 		out->power = u->power;
 	if ((rc = build_chain(u, j, &out->seed, &m, &state)))
 		return rc;
-	if (!m) {
-		u->executed++;
-		return 0;
-	}
+	if (!m)
+		return power_after_kill(u, j, info, out);
 	out->power = false; /* seeded: no power loss after it (later()) */
 	if (schedule_format(j->faults + m, j->nfaults - m, rest, sizeof(rest)))
 		rest[0] = '\0';
@@ -246,39 +327,7 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 	    json_object_set_new(info, "m", json_integer((json_int_t)m)) ||
 	    json_object_set_new(u->distinct, state, json_true()))
 		return FC_NOMEM;
-	rep = json_object_get(u->reps, key);
-	if (!rep) {
-		if (json_object_set_new(u->reps, key, json_pack("{s:i, s:s}", "id",
-					j->id, "schedule", sched)) ||
-		    json_object_set_new(info, "representative", json_true()))
-			return FC_NOMEM;
-	}
-	if (!rep || !u->dedup) {
-		u->executed++;
-		u->seeded++;
-		return 0;
-	}
-	if (json_object_set(info, "rep", json_object_get(rep, "id")) ||
-	    json_object_set(info, "rep_schedule", json_object_get(rep, "schedule")))
-		return FC_NOMEM;
-	if (draw_recheck(u, j->id)) {
-		u->executed++;
-		u->seeded++;
-		u->rechecked++;
-		out->record = false; /* its representative's recording serves */
-		if (json_object_set(u->alias, sched,
-				    json_object_get(rep, "schedule")))
-			return FC_NOMEM;
-		return json_object_set_new(info, "recheck", json_true()) ?
-			FC_NOMEM : 0;
-	}
-	json_decref(out->seed);
-	out->seed = NULL;
-	out->record = false;
-	out->inherit = true;
-	u->inherited++;
-	return json_object_set(u->alias, sched,
-			       json_object_get(rep, "schedule")) ? FC_NOMEM : 0;
+	return judge_once(u, j, info, key, true, out);
 }
 
 /* --- results --------------------------------------------------------------- */
@@ -386,8 +435,9 @@ static void store_recorded(cs_unit *u, const char *sched, json_t *res)
 		if (!hits)
 			continue;
 		if (json_object_set_new(u->states, key, json_pack("{s:O, s:O, "
-				"s:o, s:O, s:O, s:O}", "kill", json_object_get(s,
+				"s:O*, s:o, s:O, s:O, s:O}", "kill", json_object_get(s,
 				"kill"), "power", json_object_get(s, "power"),
+				"model", json_object_get(s, "model"),
 				"hits", hits, "wall", json_object_get(s, "wall_ms"),
 				"start", json_object_get(s, "start_wall_ms"),
 				"what", json_object_get(s, "what"))) == 0)
@@ -457,7 +507,7 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 	size_t m = (size_t)json_integer_value(json_object_get(skel, "m")), i;
 	const char *state = json_string_value(json_object_get(skel, "state"));
 	const char *from = json_string_value(json_object_get(skel, "rep_schedule"));
-	char detail[SCHEDULE_STR_MAX + 300];
+	char detail[SCHEDULE_STR_MAX + 400];
 
 	if (!r || !faults) {
 		json_decref(r);
@@ -487,9 +537,18 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 		json_object_del(v, "reproduce");
 		json_array_append_new(viol, v);
 	}
-	snprintf(detail, sizeof(detail), "same durable state as '%s' "
-		 "(sha256:%.16s...) and the same faults after it: judged once, "
-		 "its outcome holds here", from ? from : "?", state ? state : "");
+	if (json_string_length(json_object_get(skel, "model")))
+		snprintf(detail, sizeof(detail), "its kill leaves the files and "
+			 "the power model the kill of '%s' leaves (sha256:%.16s..., "
+			 "model sha256:%.16s...) and the same faults follow: judged "
+			 "once, its outcome holds here", from ? from : "?",
+			 state ? state : "", json_string_value(json_object_get(
+				 skel, "model")));
+	else
+		snprintf(detail, sizeof(detail), "same durable state as '%s' "
+			 "(sha256:%.16s...) and the same faults after it: judged "
+			 "once, its outcome holds here", from ? from : "?",
+			 state ? state : "");
 	json_object_set(r, "schedule", json_object_get(skel, "schedule"));
 	json_object_set(r, "kind", json_object_get(skel, "kind"));
 	json_object_set(r, "strict", json_object_get(skel, "strict"));
@@ -530,12 +589,13 @@ int cs_inherit(cs_unit *u, const struct explore_job *j, void *tag,
 			json_array_append_new(faulted,
 					      json_string(j->faults[i].failpoint));
 	}
-	skel = json_pack("{s:s, s:s, s:b, s:o, s:o, s:O, s:O, s:O}", "schedule",
-			 j->nfaults ? j->schedule : "clean", "kind", j->kind,
-			 "strict", j->strict, "faults", faults, "faulted", faulted,
-			 "m", json_object_get(info, "m"), "state",
-			 json_object_get(info, "state"),
-			 "rep_schedule", json_object_get(info, "rep_schedule"));
+	skel = json_pack("{s:s, s:s, s:b, s:o, s:o, s:O, s:O, s:O*, s:O}",
+			 "schedule", j->nfaults ? j->schedule : "clean", "kind",
+			 j->kind, "strict", j->strict, "faults", faults, "faulted",
+			 faulted, "m", json_object_get(info, "m"), "state",
+			 json_object_get(info, "state"), "model",
+			 json_object_get(info, "model"), "rep_schedule",
+			 json_object_get(info, "rep_schedule"));
 	if (!skel)
 		return FC_NOMEM;
 	snprintf(k, sizeof(k), "%d", rid);

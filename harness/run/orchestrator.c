@@ -559,6 +559,11 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 			       sizeof(err));
 	if (!rc && o->s.durable)
 		rc = snap_take_power(o->s.durable, sn->power, err, sizeof(err));
+	/* no model digest (a name that is not UTF-8): the schedules that
+	 * lose power after a kill here are not judged once for many */
+	if (!rc && o->s.durable && snap_model_digest(o->s.durable, sn->model,
+						      err, sizeof(err)))
+		sn->model[0] = '\0';
 	if (fz.n)
 		freeze_thaw(&fz);
 	if (rc)

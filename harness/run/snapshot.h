@@ -223,4 +223,19 @@ int snap_durable_synced_all(snap_durable *d, char *err, size_t errlen)
 int snap_take_power(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 		    char *err, size_t errlen) FC_MUST_CHECK;
 
+/*
+ * A digest of everything the model knows that a later power loss may use,
+ * as it bears on the tree under dir now: every inode's durable content and
+ * durable listing, for the inodes there now (named by their paths) and
+ * for those the listings name (named by path, else by the order a
+ * traversal in path and name order first meets them).  Two moments of one
+ * run with equal snap_take() digests and equal model digests leave the
+ * same files and the same future under any later syncs and power loss --
+ * which a power state alone does not say: a file synced but not yet named
+ * by a synced listing is not in it.  Nothing is stored.  FC_IO, FC_NOMEM,
+ * FC_CORRUPT (a name that is not UTF-8: no digest).
+ */
+int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
+		      char *err, size_t errlen) FC_MUST_CHECK;
+
 #endif

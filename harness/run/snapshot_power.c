@@ -25,13 +25,17 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <jansson.h>
+
 #include "common/array.h"
 #include "harness/run/snapshot_impl.h"
+#include "journal/identity.h"
 
 #define POWER_FIRST_BUCKETS 256
 #define DELETED_SUFFIX " (deleted)"
@@ -514,5 +518,259 @@ int snap_take_power(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 	if (!rc)
 		rc = snap__manifest_commit(d->st, &p.m, digest, err, errlen);
 	snap__manifest_release(&p.m);
+	return rc;
+}
+
+/* --- the model's digest ----------------------------------------------- */
+
+/* Where an inode is now: its path under the root ("." for the root). */
+struct placed {
+	struct inode_key key;
+	char *path;
+};
+
+struct places {
+	struct placed *v;
+	size_t n, cap;
+};
+
+static int key_cmp(const struct inode_key *a, const struct inode_key *b)
+{
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	if (a->btime_sec != b->btime_sec)
+		return a->btime_sec < b->btime_sec ? -1 : 1;
+	return a->btime_nsec < b->btime_nsec ? -1 : a->btime_nsec > b->btime_nsec;
+}
+
+static int placed_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct placed *)a)->key,
+		       &((const struct placed *)b)->key);
+}
+
+static int placed_path_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct placed *)a)->path,
+		      ((const struct placed *)b)->path);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int place(struct places *pl, const struct statx *sx, const char *rel)
+{
+	struct placed *p;
+
+	if (array_grow((void **)&pl->v, &pl->cap, pl->n, sizeof(*pl->v), 64))
+		return FC_NOMEM;
+	p = &pl->v[pl->n];
+	p->key = key_of(sx);
+	if (!(p->path = strdup(*rel ? rel : ".")))
+		return FC_NOMEM;
+	pl->n++;
+	return 0;
+}
+
+/* Every inode of the tree at buf (len bytes; rel its path under the
+ * root, "" at the top), depth first in name order, into pl. */
+static int walk_places(char buf[PATH_MAX], size_t len, char rel[PATH_MAX],
+		       size_t rlen, struct places *pl, char *err, size_t errlen)
+{
+	struct snap_names nm;
+	int rc = snap__read_names(buf, &nm, err, errlen);
+
+	if (!rc && nm.n)
+		qsort(nm.v, nm.n, sizeof(*nm.v), name_cmp);
+	for (size_t i = 0; !rc && i < nm.n; i++) {
+		size_t sub = snap__path_push(buf, len, nm.v[i]), rsub;
+		struct statx sx;
+
+		rsub = rlen ? snap__path_push(rel, rlen, nm.v[i]) :
+		       (size_t)snprintf(rel, PATH_MAX, "%s", nm.v[i]);
+		if (!sub || !rsub || rsub >= PATH_MAX)
+			rc = snap__fail(err, errlen, FC_IO, "path too long: '%s/%s'",
+					buf, nm.v[i]);
+		else if (snap__stat(buf, &sx) == 0 &&
+			 (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) ||
+			  S_ISLNK(sx.stx_mode))) {
+			rc = place(pl, &sx, rel);
+			if (!rc && S_ISDIR(sx.stx_mode))
+				rc = walk_places(buf, sub, rel, rsub, pl, err,
+						 errlen);
+		}
+		buf[len] = '\0';
+		rel[rlen] = '\0';
+	}
+	snap__names_release(&nm);
+	if (rc == FC_NOMEM)
+		snap__fail(err, errlen, FC_NOMEM, "out of memory");
+	return rc;
+}
+
+/* The model's text being written: records in the order first met, each
+ * inode named by its path now, else by "#N" in the order first met. */
+struct model_text {
+	snap_durable *d;
+	const struct places *pl;
+	struct inode_key *syn;     /* inodes named "#N": N is the index */
+	size_t nsyn, capsyn;
+	struct inode_rec **queue;  /* records to write, in order */
+	size_t nq, capq;
+	json_t *out;
+};
+
+static const char *placed_path(const struct places *pl,
+			       const struct inode_key *k)
+{
+	struct placed key = { .key = *k };
+	const struct placed *p = pl->n ? bsearch(&key, pl->v, pl->n,
+						 sizeof(*pl->v), placed_cmp)
+				       : NULL;
+
+	return p ? p->path : NULL;
+}
+
+/* k's name into out (a path, or "#N"); queues its record the first time.
+ * FC_NOMEM. */
+static int name_of(struct model_text *t, const struct inode_key *k,
+		   char out[PATH_MAX])
+{
+	const char *path = placed_path(t->pl, k);
+	struct inode_rec *r = rec_find(t->d, k);
+	size_t i;
+
+	if (path) {
+		snprintf(out, PATH_MAX, "%s", path);
+	} else {
+		for (i = 0; i < t->nsyn && !key_equal(&t->syn[i], k); i++)
+			;
+		if (i == t->nsyn) {
+			if (array_grow((void **)&t->syn, &t->capsyn, t->nsyn,
+				       sizeof(*t->syn), 16))
+				return FC_NOMEM;
+			t->syn[t->nsyn++] = *k;
+		}
+		snprintf(out, PATH_MAX, "#%zu", i);
+	}
+	if (r && (r->has_content || r->has_listing) &&
+	    r->visit != t->d->visit) {
+		r->visit = t->d->visit;
+		if (array_grow((void **)&t->queue, &t->capq, t->nq,
+			       sizeof(*t->queue), 64))
+			return FC_NOMEM;
+		t->queue[t->nq++] = r;
+	}
+	return 0;
+}
+
+/* Record r as [name, object or null, mode, listing or null].  FC_NOMEM,
+ * or FC_CORRUPT for a name that is not UTF-8 (JSON cannot hold it). */
+static int write_record(struct model_text *t, const struct inode_rec *r)
+{
+	char name[PATH_MAX], child[PATH_MAX];
+	json_t *listing = r->has_listing ? json_array() : json_null(), *rec;
+	int rc = listing ? name_of(t, &r->key, name) : FC_NOMEM;
+
+	for (size_t i = 0; !rc && r->has_listing && i < r->listing.n; i++) {
+		const struct dent *e = &r->listing.v[i];
+		json_t *j;
+
+		if ((rc = name_of(t, &e->key, child)))
+			break;
+		j = json_pack("[s, s, s#, I, s?]", e->name, child, &e->type,
+			      (size_t)1, (json_int_t)e->mode, e->target);
+		if (!j || json_array_append_new(listing, j))
+			rc = FC_CORRUPT;
+	}
+	rec = rc ? NULL : json_pack("[s, s?, I, O]", name, r->has_content ?
+				    r->object : NULL, (json_int_t)(r->has_content ?
+				    r->mode : 0), listing);
+	json_decref(listing);
+	if (rc)
+		return rc;
+	if (!rec)
+		return FC_CORRUPT;
+	return json_array_append_new(t->out, rec) ? FC_NOMEM : 0;
+}
+
+int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
+		      char *err, size_t errlen)
+{
+	struct places pl = { 0 };
+	struct model_text t = { .d = d, .pl = &pl, .out = json_array() };
+	char buf[PATH_MAX], rel[PATH_MAX] = "", name[PATH_MAX];
+	char full[IDENTITY_DIGEST_LEN + 1], *text = NULL;
+	struct statx sx;
+	int rc = 0;
+
+	memcpy(buf, d->root, d->rootlen + 1);
+	if (!t.out)
+		rc = FC_NOMEM;
+	else if (snap__stat(buf, &sx) < 0)
+		rc = snap__fail(err, errlen, FC_IO, "cannot stat '%s': %s", buf,
+				strerror(errno));
+	else if (!(rc = place(&pl, &sx, "")))
+		rc = walk_places(buf, d->rootlen, rel, 0, &pl, err, errlen);
+	/* by inode, for placed_path(); an inode with two names (a hard
+	 * link) keeps the first in path order */
+	if (!rc && pl.n) {
+		struct placed *keep;
+		qsort(pl.v, pl.n, sizeof(*pl.v), placed_cmp);
+		keep = pl.v;
+		for (size_t i = 1; i < pl.n; i++) {
+			if (key_equal(&keep->key, &pl.v[i].key)) {
+				if (strcmp(pl.v[i].path, keep->path) < 0) {
+					free(keep->path);
+					keep->path = pl.v[i].path;
+				} else {
+					free(pl.v[i].path);
+				}
+				continue;
+			}
+			*++keep = pl.v[i];
+		}
+		pl.n = (size_t)(keep - pl.v) + 1;
+	}
+	/* the records of the inodes there now, in path order, then what
+	 * their listings name, in the order met */
+	d->visit++;
+	if (!rc) {
+		struct placed *byp = pl.n ? malloc(pl.n * sizeof(*byp)) : NULL;
+		if (pl.n && !byp)
+			rc = FC_NOMEM;
+		if (byp) {
+			memcpy(byp, pl.v, pl.n * sizeof(*byp));
+			qsort(byp, pl.n, sizeof(*byp), placed_path_cmp);
+		}
+		for (size_t i = 0; !rc && i < pl.n; i++)
+			rc = name_of(&t, &byp[i].key, name);
+		free(byp);
+	}
+	for (size_t i = 0; !rc && i < t.nq; i++)
+		rc = write_record(&t, t.queue[i]);
+	if (!rc && !(text = json_dumps(t.out, JSON_COMPACT)))
+		rc = FC_NOMEM;
+	if (!rc) {
+		identity_buffer_digest(text, strlen(text), full);
+		memcpy(digest, full + IDENTITY_DIGEST_LEN - SNAP_DIGEST_HEX,
+		       SNAP_DIGEST_HEX + 1);
+	} else if (rc == FC_NOMEM) {
+		snap__fail(err, errlen, FC_NOMEM, "out of memory");
+	} else if (rc == FC_CORRUPT) {
+		snap__fail(err, errlen, FC_CORRUPT, "a name under '%s' is not "
+			   "UTF-8: the power model has no digest", d->root);
+	}
+	free(text);
+	json_decref(t.out);
+	free(t.syn);
+	free(t.queue);
+	for (size_t i = 0; i < pl.n; i++)
+		free(pl.v[i].path);
+	free(pl.v);
 	return rc;
 }
