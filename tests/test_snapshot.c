@@ -706,8 +706,8 @@ static void test_power_rename_needs_dir_sync(void **state)
 
 static void model(struct fx *f, snap_durable *d, char out[SNAP_DIGEST_HEX + 1])
 {
-	if (snap_model_digest(d, out, f->err, sizeof(f->err)) != 0)
-		fail_msg("snap_model_digest: %s", f->err);
+	if (snap_take_model(d, out, f->err, sizeof(f->err)) != 0)
+		fail_msg("snap_take_model: %s", f->err);
 }
 
 /* The model's digest tells apart what the files and the power state do
@@ -772,6 +772,70 @@ static void test_power_model_digest(void **state)
 	free(p);
 	snap_durable_free(da);
 	snap_durable_free(db);
+	free(a);
+	free(b);
+}
+
+/* The model put back over a restored copy of the tree (another directory,
+ * other inodes) goes on as the original does: the same syncs and renames
+ * in both leave the same power state -- a file synced but not yet named
+ * by a synced listing, one never synced, one gone that a synced listing
+ * still names, a directory made since. */
+static void test_power_model_restore(void **state)
+{
+	struct fx *f = *state;
+	char *a = baseline_dir(f), *b = new_dir(f);
+	char kill[SNAP_DIGEST_HEX + 1], m[SNAP_DIGEST_HEX + 1];
+	char pa[SNAP_DIGEST_HEX + 1], pb[SNAP_DIGEST_HEX + 1];
+	snap_durable *da = durable(f, a), *db = NULL;
+	char *dirs[2] = { a, b };
+	snap_durable *ds[2];
+
+	put_text(at(a, "data.tmp"), "NEW");
+	synced(f, da, at(a, "data.tmp"));
+	put_text(at(a, "log"), "never synced");
+	assert_int_equal(unlink(at(a, "base.txt")), 0);
+	assert_int_equal(mkdir(at(a, "sub"), 0755), 0);
+	put_text(at(a, "sub/x"), "x");
+	synced(f, da, at(a, "sub/x"));
+	take(f, a, kill);
+	model(f, da, m);
+	restore(f, kill, b);
+	if (snap_durable_restore(f->st, b, m, &db, f->err, sizeof(f->err)))
+		fail_msg("snap_durable_restore: %s", f->err);
+	ds[0] = da;
+	ds[1] = db;
+	for (int i = 0; i < 2; i++) {
+		/* before any more syncs: the same power state */
+		assert_int_equal(snap_take_power(ds[i], i ? pb : pa, f->err,
+						 sizeof(f->err)), 0);
+	}
+	assert_string_equal(pa, pb);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rename(at(dirs[i], "data.tmp"),
+					at(dirs[i], "data")), 0);
+		synced(f, ds[i], dirs[i]);
+		synced(f, ds[i], at(dirs[i], "sub"));
+		assert_int_equal(snap_take_power(ds[i], i ? pb : pa, f->err,
+						 sizeof(f->err)), 0);
+	}
+	assert_string_equal(pa, pb);
+	{
+		char *p = power(f, db);
+		assert_text(at(p, "data"), "NEW");
+		assert_text(at(p, "log"), "");
+		assert_absent(at(p, "base.txt"));
+		assert_text(at(p, "sub/x"), "x");
+		free(p);
+	}
+	/* a model the tree does not fit is refused */
+	assert_int_equal(unlink(at(b, "sub/x")), 0);
+	snap_durable_free(db);
+	db = NULL;
+	assert_int_equal(snap_durable_restore(f->st, b, m, &db, f->err,
+					      sizeof(f->err)), FC_CORRUPT);
+	assert_null(db);
+	snap_durable_free(da);
 	free(a);
 	free(b);
 }
@@ -901,6 +965,7 @@ int main(void)
 		T(test_power_new_file_needs_dir_sync),
 		T(test_power_rename_needs_dir_sync),
 		T(test_power_model_digest),
+		T(test_power_model_restore),
 		T(test_power_unsynced_file_is_empty),
 		T(test_power_new_directory),
 		T(test_power_sync_all),

@@ -117,6 +117,7 @@ static int seed_from_json(json_t *seed, struct orch_seed **out, size_t *n,
 		sd->fault = (int)json_integer_value(json_object_get(e, "fault"));
 		sd->state = json_string_value(json_object_get(e, "state"));
 		sd->what = json_string_value(json_object_get(e, "what"));
+		sd->model = json_string_value(json_object_get(e, "model"));
 		sd->start_wall_ms = json_integer_value(json_object_get(e,
 							"start_wall_ms"));
 		sd->end_wall_ms = json_integer_value(json_object_get(e, "end_wall_ms"));

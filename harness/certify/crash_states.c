@@ -111,10 +111,19 @@ static json_t *job_info(const cs_unit *u, int id)
 	return json_object_get(u->jobs, k);
 }
 
-/* Does fault f come after op 1's first m tries (crash_states.h)? */
-static bool later(const struct fault *f, size_t m)
+static bool has_power(const struct explore_job *j)
 {
-	if (f->operation == 0 || fault_loses_power(f))
+	for (size_t i = 0; i < j->nfaults; i++)
+		if (fault_loses_power(&j->faults[i]))
+			return true;
+	return false;
+}
+
+/* Does fault f come after op 1's first m tries (crash_states.h)?  A
+ * power loss may, when the last seeded state has its power model. */
+static bool later(const struct fault *f, size_t m, bool model)
+{
+	if (f->operation == 0 || (fault_loses_power(f) && !model))
 		return false;
 	if (f->operation != 1)
 		return true;
@@ -126,14 +135,18 @@ static bool later(const struct fault *f, size_t m)
 
 /* The seeded tries of j: its leading kills (or first power loss) whose
  * states were recorded under exactly its earlier faults.  *m tries, the
- * last one's state in *state; 0 tries and NULL when nothing is seeded. */
+ * last one's state in *state, and when a power loss follows, the power
+ * model recorded with it in *model; 0 tries and NULL when nothing is
+ * seeded. */
 static int build_chain(cs_unit *u, const struct explore_job *j, json_t **seed,
-		       size_t *m, const char **state)
+		       size_t *m, const char **state, const char **model)
 {
 	char prefix[SCHEDULE_STR_MAX] = "clean", key[SCHEDULE_STR_MAX + 96];
+	bool power_later = has_power(j);
 
 	*m = 0;
 	*state = NULL;
+	*model = NULL;
 	*seed = json_array();
 	if (!*seed)
 		return FC_NOMEM;
@@ -141,7 +154,7 @@ static int build_chain(cs_unit *u, const struct explore_job *j, json_t **seed,
 		const struct fault *f = &j->faults[i];
 		bool power = f->action == FAULT_POWER_LOSS;
 		const char *pre = json_string_value(json_object_get(u->alias, prefix));
-		json_t *st, *d;
+		json_t *st, *d, *md;
 
 		bool sys = f->action == FAULT_SYSCALL;
 
@@ -156,29 +169,33 @@ static int build_chain(cs_unit *u, const struct explore_job *j, json_t **seed,
 				 prefix, f->attempt, f->failpoint, f->hit);
 		st = json_object_get(u->states, key);
 		d = json_object_get(st, power ? "power" : "kill");
+		md = power_later && !power ? json_object_get(st, "model") : NULL;
 		if (!json_string_length(d))
 			break;
 		if (json_array_append_new(*seed, json_pack("{s:i, s:i, s:O, s:i, "
-				"s:O, s:O, s:O, s:O*}", "op", 1, "try", f->attempt,
-				"hits", json_object_get(st, "hits"), "fault", (int)i,
-				"state", d, "start_wall_ms",
+				"s:O, s:O, s:O, s:O*, s:O*}", "op", 1, "try",
+				f->attempt, "hits", json_object_get(st, "hits"),
+				"fault", (int)i, "state", d, "start_wall_ms",
 				json_object_get(st, "start"), "end_wall_ms",
 				json_object_get(st, "wall"), "what",
-				json_object_get(st, "what"))))
+				json_object_get(st, "what"), "model",
+				json_string_length(md) ? md : NULL)))
 			return FC_NOMEM;
 		*m = i + 1;
 		*state = json_string_value(d);
+		*model = json_string_length(md) ? json_string_value(md) : NULL;
 		if (power || sys || schedule_format(j->faults, i + 1, prefix,
 						    sizeof(prefix)))
 			break; /* nothing is recorded after these */
 	}
 	for (size_t i = *m; i < j->nfaults && *m; i++)
-		if (!later(&j->faults[i], *m))
+		if (!later(&j->faults[i], *m, *model != NULL))
 			*m = 0;
 	if (!*m) {
 		json_decref(*seed);
 		*seed = NULL;
 		*state = NULL;
+		*model = NULL;
 	}
 	return 0;
 }
@@ -196,14 +213,6 @@ static bool draw_recheck(cs_unit *u, int id)
 	x *= 0xbf58476d1ce4e5b9ULL;
 	x ^= x >> 27;
 	return (int)(x % 100) < u->recheck_pct;
-}
-
-static bool has_power(const struct explore_job *j)
-{
-	for (size_t i = 0; i < j->nfaults; i++)
-		if (fault_loses_power(&j->faults[i]))
-			return true;
-	return false;
 }
 
 /*
@@ -251,48 +260,10 @@ static int judge_once(cs_unit *u, const struct explore_job *j, json_t *info,
 			       json_object_get(rep, "schedule")) ? FC_NOMEM : 0;
 }
 
-/*
- * A kill in try 1 and, later, a power loss: not seeded (the power model
- * runs from the schedule's start), but when the discovery recorded the
- * kill's point with the power model's digest, two such jobs whose kills
- * leave the same files and the same model (snap_model_digest) and whose
- * later faults are the same are one experiment, judged once.  Else the
- * job simply runs.
- */
-static int power_after_kill(cs_unit *u, const struct explore_job *j,
-			    json_t *info, struct cs_plan *out)
-{
-	const struct fault *f = &j->faults[0];
-	char key[SCHEDULE_STR_MAX * 2 + 160], rest[SCHEDULE_STR_MAX];
-	const char *kill, *model;
-	json_t *st;
-
-	if (j->nfaults < 2 || !has_power(j) || f->operation != 1 ||
-	    f->attempt != 1 || f->action != FAULT_KILL) {
-		u->executed++;
-		return 0;
-	}
-	snprintf(key, sizeof(key), "clean|1|%s#%d", f->failpoint, f->hit);
-	st = json_object_get(u->states, key);
-	kill = json_string_value(json_object_get(st, "kill"));
-	model = json_string_value(json_object_get(st, "model"));
-	if (!kill || !*kill || !model || !*model ||
-	    schedule_format(j->faults + 1, j->nfaults - 1, rest, sizeof(rest))) {
-		u->executed++;
-		return 0;
-	}
-	snprintf(key, sizeof(key), "power-after|%s|%s|%s", kill, model, rest);
-	if (json_object_set_new(info, "state", json_string(kill)) ||
-	    json_object_set_new(info, "model", json_string(model)) ||
-	    json_object_set_new(info, "m", json_integer(0)))
-		return FC_NOMEM;
-	return judge_once(u, j, info, key, false, out);
-}
-
 int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 {
-	const char *sched = j->nfaults ? j->schedule : "clean", *state;
-	char id[24], key[SCHEDULE_STR_MAX * 2 + 96], rest[SCHEDULE_STR_MAX];
+	const char *sched = j->nfaults ? j->schedule : "clean", *state, *model;
+	char id[24], key[SCHEDULE_STR_MAX * 2 + 160], rest[SCHEDULE_STR_MAX];
 	json_t *info = json_pack("{s:s}", "schedule", sched);
 	size_t m;
 	int rc;
@@ -315,16 +286,21 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 			j->faults[0].attempt == 1 && j->faults[0].operation == 1));
 	if (j->nfaults == 0)
 		out->power = u->power;
-	if ((rc = build_chain(u, j, &out->seed, &m, &state)))
+	if ((rc = build_chain(u, j, &out->seed, &m, &state, &model)))
 		return rc;
-	if (!m)
-		return power_after_kill(u, j, info, out);
-	out->power = false; /* seeded: no power loss after it (later()) */
+	if (!m) {
+		u->executed++;
+		return 0;
+	}
+	/* seeded: a power loss after it only with its model (later()) */
+	out->power = model != NULL;
 	if (schedule_format(j->faults + m, j->nfaults - m, rest, sizeof(rest)))
 		rest[0] = '\0';
-	snprintf(key, sizeof(key), "%s|%zu|%s", state, m, rest);
+	snprintf(key, sizeof(key), "%s|%s|%zu|%s", state, model ? model : "", m,
+		 rest);
 	if (json_object_set_new(info, "state", json_string(state)) ||
 	    json_object_set_new(info, "m", json_integer((json_int_t)m)) ||
+	    (model && json_object_set_new(info, "model", json_string(model))) ||
 	    json_object_set_new(u->distinct, state, json_true()))
 		return FC_NOMEM;
 	return judge_once(u, j, info, key, true, out);

@@ -23,11 +23,11 @@
  * recording starts from a restored state that may hold unsynced data).
  * Faults after the seeded tries must all come later (their try after the
  * last seeded one, or between tries from the last seeded one on), and none
- * may be a power loss (its model must run from the schedule's start).  A
- * try-1 kill followed by a power loss therefore runs whole; its key is the
- * kill's state, the power model's digest the discovery recorded there
- * (snapshot.h, snap_model_digest) and the later faults, so kills that
- * leave the same files and the same model are still judged once.
+ * may be a power loss unless the last seeded state came with the power
+ * model recorded there (snapshot.h, snap_take_model: the discovery's
+ * kill states do); then the seed carries the model and the key holds its
+ * digest too, so only kills that leave the same files and the same model
+ * are judged once.
  *
  * Who includes it: harness/certify/certify.c only.  Ownership: a cs_unit
  * holds references to results it needs later; cs_ready results are new

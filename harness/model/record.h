@@ -72,7 +72,7 @@ struct rec_snap {
 	char kill[REC_STATE_LEN];
 	char power[REC_STATE_LEN];
 	char model[REC_STATE_LEN]; /* the power model's digest
-				      (snap_model_digest), "" without one */
+				      (snap_take_model), "" without one */
 	/* a recorded syscall discovery: the rule whose kill leaves `kill`
 	 * ("fdatasync#3:kill_before@{dir}/journal.db"; failpoint "", hit = failpoints
 	 * reached before the call) and the words of that kill ("kill_before

@@ -502,8 +502,12 @@ static void on_passed(struct orch *o, int idx, const char *fp, int nth)
 
 /* Make the schedule's files state `digest` of the store; what is there
  * now counts as synced from here on. */
-static int restore_state(struct orch *o, const char *digest, char *err,
-			 size_t errlen)
+/* Put state `digest` in the schedule's directory.  With the power-loss
+ * model on, it starts again there: from `model` (recorded with the state,
+ * snap_take_model) when given, else with everything restored counting as
+ * synced (a machine that came back up). */
+static int restore_state(struct orch *o, const char *digest, const char *model,
+			 char *err, size_t errlen)
 {
 	int rc;
 
@@ -516,6 +520,9 @@ static int restore_state(struct orch *o, const char *digest, char *err,
 		return rc;
 	snap_durable_free(o->s.durable);
 	o->s.durable = NULL;
+	if (model)
+		return snap_durable_restore(o->s.p->snaps, o->s.p->dir, model,
+					    &o->s.durable, err, errlen);
 	return snap_durable_new(o->s.p->snaps, o->s.p->dir, &o->s.durable, err,
 				errlen);
 }
@@ -559,10 +566,10 @@ static void record_point(struct orch *o, int idx, const char *fp, int nth)
 			       sizeof(err));
 	if (!rc && o->s.durable)
 		rc = snap_take_power(o->s.durable, sn->power, err, sizeof(err));
-	/* no model digest (a name that is not UTF-8): the schedules that
-	 * lose power after a kill here are not judged once for many */
-	if (!rc && o->s.durable && snap_model_digest(o->s.durable, sn->model,
-						      err, sizeof(err)))
+	/* no model (a name that is not UTF-8, a hard link, no room): the
+	 * schedules that lose power after a kill here run whole */
+	if (!rc && o->s.durable && snap_take_model(o->s.durable, sn->model,
+						    err, sizeof(err)))
 		sn->model[0] = '\0';
 	if (fz.n)
 		freeze_thaw(&fz);
@@ -595,7 +602,7 @@ static int cut_power(struct orch *o, char *err, size_t errlen)
 			sv_proc_kill(o->runs[i].proc);
 	for (size_t i = 0; i < o->nruns && !o->s.fatal; i++)
 		wait_ended(o, (int)i);
-	return rc ? rc : restore_state(o, digest, err, errlen);
+	return rc ? rc : restore_state(o, digest, NULL, err, errlen);
 }
 
 /* power_loss (fault fi) at the nth hit of fp in attempt idx: the machine
@@ -683,7 +690,7 @@ static int seeded_try(struct orch *o, const struct orch_seed *sd)
 				   f->action == FAULT_POWER_LOSS ? "power lost" :
 				   "kill", f->failpoint, nth, sd->op,
 				   sd->try_number);
-	if (restore_state(o, sd->state, err, sizeof(err)))
+	if (restore_state(o, sd->state, sd->model, err, sizeof(err)))
 		orch__trouble(&o->s, FC_IO, "restoring the recorded state of op "
 			      "%d try %d: %s", sd->op, sd->try_number, err);
 	observe(o, idx);

@@ -88,6 +88,9 @@ struct orch_seed {
 	const char *state;
 	const char *what;            /* a syscall fault: how it killed the try
 				    (rec_snap.what), else NULL */
+	const char *model;           /* the power model recorded with the
+					state (snap_take_model), when a power
+					loss follows; else NULL */
 	long long start_wall_ms;     /* when it started, and */
 	long long end_wall_ms;       /* ended: leases run from there */
 };

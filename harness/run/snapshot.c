@@ -462,6 +462,36 @@ int snap__store_bytes(snap_store *st, const void *buf, size_t len,
 	return store_stream(st, -1, buf, len, "a buffer", hex, err, errlen);
 }
 
+int snap__load_bytes(snap_store *st, const char *hex, size_t max, char **out,
+		     size_t *len, char *err, size_t errlen)
+{
+	char path[PATH_MAX], full[IDENTITY_DIGEST_LEN + 1];
+	int fd, rc;
+
+	*out = NULL;
+	if (!valid_hex(hex))
+		return snap__fail(err, errlen, FC_USAGE, "bad object name '%s'", hex);
+	put(path, sizeof(path), "%s/%s", st->objects, hex);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return snap__fail(err, errlen, errno == ENOENT ? FC_USAGE : FC_IO,
+				  "no object '%s' in the store: %s", hex,
+				  strerror(errno));
+	rc = fs_read_all(fd, 4096, max, out, len);
+	close(fd);
+	if (rc)
+		return snap__fail(err, errlen, rc == FC_NOMEM ? FC_NOMEM : FC_IO,
+				  "cannot read object '%s'", path);
+	identity_buffer_digest(*out, *len, full);
+	if (strcmp(full + SNAP_HASH_PREFIX, hex) != 0) {
+		free(*out);
+		*out = NULL;
+		return snap__fail(err, errlen, FC_CORRUPT, "object '%s' does not "
+				  "hold the bytes it is named after (the state "
+				  "store was changed)", path);
+	}
+	return 0;
+}
+
 int snap__store_file(snap_store *st, const char *abs, const struct statx *sx,
 		     char hex[SNAP_DIGEST_HEX + 1], char *err, size_t errlen)
 {

@@ -224,18 +224,34 @@ int snap_take_power(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 		    char *err, size_t errlen) FC_MUST_CHECK;
 
 /*
- * A digest of everything the model knows that a later power loss may use,
- * as it bears on the tree under dir now: every inode's durable content and
- * durable listing, for the inodes there now (named by their paths) and
- * for those the listings name (named by path, else by the order a
- * traversal in path and name order first meets them).  Two moments of one
- * run with equal snap_take() digests and equal model digests leave the
- * same files and the same future under any later syncs and power loss --
- * which a power state alone does not say: a file synced but not yet named
- * by a synced listing is not in it.  Nothing is stored.  FC_IO, FC_NOMEM,
- * FC_CORRUPT (a name that is not UTF-8: no digest).
+ * The model itself, stored (an object: its digest is the SHA-256 of its
+ * text) so that snap_durable_restore() can put it back over a restored
+ * copy of the tree: every inode's durable content and durable listing as
+ * they bear on the tree under dir now, for the inodes there now (named by
+ * their paths) and for those the listings name (named by path, else "#N"
+ * in the order a traversal in path and name order first meets them).
+ * Two moments of one run with equal snap_take() digests and equal model
+ * digests leave the same files and the same future under any later syncs
+ * and power loss -- which a power state alone does not say: a file synced
+ * but not yet named by a synced listing is not in it.  FC_IO, FC_NOMEM,
+ * FC_NOSPACE (the store's limit), FC_CORRUPT (a name that is not UTF-8,
+ * or a hard link, which a restored tree would not have: no model).
  */
-int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
-		      char *err, size_t errlen) FC_MUST_CHECK;
+int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
+		    char *err, size_t errlen) FC_MUST_CHECK;
+
+#define SNAP_MODEL_MAX (64 * 1024 * 1024) /* bytes of a model's text */
+
+/*
+ * A model over `dir`, which holds the snap_take() state that was taken
+ * with model `model` (just restored): its records, each on the inode its
+ * path names now (the "#N" ones on inodes no file has), so that syncs and
+ * power losses from here on go as they would have in the run it was taken
+ * from.  FC_USAGE (no such model), FC_IO, FC_NOMEM, FC_CORRUPT (the store
+ * was changed, or the model names a path the tree lacks).
+ */
+int snap_durable_restore(snap_store *st, const char *dir, const char *model,
+			 snap_durable **out, char *err, size_t errlen)
+	FC_MUST_CHECK;
 
 #endif

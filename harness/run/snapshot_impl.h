@@ -51,6 +51,11 @@ int snap__store_file(snap_store *st, const char *abs, const struct statx *sx,
 		     char hex[SNAP_DIGEST_HEX + 1], char *err, size_t errlen)
 	FC_MUST_CHECK;
 
+/* The bytes of object hex (at most max), checked against its name, into
+ * *out (malloc'd, *len bytes).  FC_USAGE (no such object), FC_IO,
+ * FC_NOMEM, FC_CORRUPT (the bytes are not the object's). */
+int snap__load_bytes(snap_store *st, const char *hex, size_t max, char **out,
+		     size_t *len, char *err, size_t errlen) FC_MUST_CHECK;
 /* Store len bytes of buf as an object (the empty file of the power model). */
 int snap__store_bytes(snap_store *st, const void *buf, size_t len,
 		      char hex[SNAP_DIGEST_HEX + 1], char *err, size_t errlen)

@@ -17,6 +17,10 @@
  *   snap_durable_synced_all() every record of the tree now replaced
  *   snap_take_power()         a walk from the root through durable
  *                             listings only, written as a manifest
+ *   snap_take_model()         the records that bear on the tree now, each
+ *                             inode named by its path (else "#N"), stored
+ *   snap_durable_restore()    those records put back over a restored copy
+ *                             of the tree, on the inodes its paths name
  *
  * The walk meets a directory once: listings from different moments may
  * place one directory inode in two places, or inside itself, which no
@@ -35,7 +39,6 @@
 
 #include "common/array.h"
 #include "harness/run/snapshot_impl.h"
-#include "journal/identity.h"
 
 #define POWER_FIRST_BUCKETS 256
 #define DELETED_SUFFIX " (deleted)"
@@ -328,28 +331,44 @@ static int sync_tree(snap_durable *d, char buf[PATH_MAX], size_t len,
 	return rc;
 }
 
+/* An empty model of the existing directory dir (its root's statx in
+ * *sx), or NULL with *rc and err set. */
+static snap_durable *durable_of(snap_store *st, const char *dir,
+				struct statx *sx, int *rc, char *err,
+				size_t errlen)
+{
+	snap_durable *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		*rc = snap__fail(err, errlen, FC_NOMEM, "out of memory");
+		return NULL;
+	}
+	d->st = st;
+	if (!(d->rootlen = snap__resolve_dir(dir, d->root, err, errlen))) {
+		*rc = FC_IO;
+		free(d);
+		return NULL;
+	}
+	if (snap__stat(d->root, sx) < 0) {
+		*rc = snap__fail(err, errlen, FC_IO, "cannot stat '%s': %s",
+				 d->root, strerror(errno));
+		free(d);
+		return NULL;
+	}
+	d->root_key = key_of(sx);
+	return d;
+}
+
 int snap_durable_new(snap_store *st, const char *dir, snap_durable **out,
 		     char *err, size_t errlen)
 {
-	snap_durable *d = calloc(1, sizeof(*d));
 	struct statx sx;
-	int rc;
+	int rc = 0;
+	snap_durable *d = durable_of(st, dir, &sx, &rc, err, errlen);
 
 	*out = NULL;
 	if (!d)
-		return snap__fail(err, errlen, FC_NOMEM, "out of memory");
-	d->st = st;
-	if (!(d->rootlen = snap__resolve_dir(dir, d->root, err, errlen))) {
-		free(d);
-		return FC_IO;
-	}
-	if (snap__stat(d->root, &sx) < 0) {
-		rc = snap__fail(err, errlen, FC_IO, "cannot stat '%s': %s", d->root,
-				strerror(errno));
-		free(d);
 		return rc;
-	}
-	d->root_key = key_of(&sx);
 	if ((rc = sync_tree(d, d->root, d->rootlen, &sx, err, errlen)) < 0) {
 		snap_durable_free(d);
 		return rc;
@@ -521,7 +540,7 @@ int snap_take_power(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 	return rc;
 }
 
-/* --- the model's digest ----------------------------------------------- */
+/* --- the model, taken and restored ------------------------------------- */
 
 /* Where an inode is now: its path under the root ("." for the root). */
 struct placed {
@@ -698,16 +717,18 @@ static int write_record(struct model_text *t, const struct inode_rec *r)
 	return json_array_append_new(t->out, rec) ? FC_NOMEM : 0;
 }
 
-int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
-		      char *err, size_t errlen)
+int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
+		    char *err, size_t errlen)
 {
 	struct places pl = { 0 };
 	struct model_text t = { .d = d, .pl = &pl, .out = json_array() };
 	char buf[PATH_MAX], rel[PATH_MAX] = "", name[PATH_MAX];
-	char full[IDENTITY_DIGEST_LEN + 1], *text = NULL;
+	char *text = NULL;
 	struct statx sx;
 	int rc = 0;
 
+	if (err && errlen)
+		err[0] = '\0';
 	memcpy(buf, d->root, d->rootlen + 1);
 	if (!t.out)
 		rc = FC_NOMEM;
@@ -717,24 +738,15 @@ int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 	else if (!(rc = place(&pl, &sx, "")))
 		rc = walk_places(buf, d->rootlen, rel, 0, &pl, err, errlen);
 	/* by inode, for placed_path(); an inode with two names (a hard
-	 * link) keeps the first in path order */
+	 * link) has no model: a restored tree has no links */
 	if (!rc && pl.n) {
-		struct placed *keep;
 		qsort(pl.v, pl.n, sizeof(*pl.v), placed_cmp);
-		keep = pl.v;
-		for (size_t i = 1; i < pl.n; i++) {
-			if (key_equal(&keep->key, &pl.v[i].key)) {
-				if (strcmp(pl.v[i].path, keep->path) < 0) {
-					free(keep->path);
-					keep->path = pl.v[i].path;
-				} else {
-					free(pl.v[i].path);
-				}
-				continue;
-			}
-			*++keep = pl.v[i];
-		}
-		pl.n = (size_t)(keep - pl.v) + 1;
+		for (size_t i = 1; i < pl.n && !rc; i++)
+			if (key_equal(&pl.v[i - 1].key, &pl.v[i].key))
+				rc = snap__fail(err, errlen, FC_CORRUPT, "'%s' and "
+						"'%s' are one file (a hard link): the "
+						"power model is not taken",
+						pl.v[i - 1].path, pl.v[i].path);
 	}
 	/* the records of the inodes there now, in path order, then what
 	 * their listings name, in the order met */
@@ -755,16 +767,14 @@ int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 		rc = write_record(&t, t.queue[i]);
 	if (!rc && !(text = json_dumps(t.out, JSON_COMPACT)))
 		rc = FC_NOMEM;
-	if (!rc) {
-		identity_buffer_digest(text, strlen(text), full);
-		memcpy(digest, full + IDENTITY_DIGEST_LEN - SNAP_DIGEST_HEX,
-		       SNAP_DIGEST_HEX + 1);
-	} else if (rc == FC_NOMEM) {
+	if (!rc)
+		rc = snap__store_bytes(d->st, text, strlen(text), digest, err,
+				       errlen);
+	else if (rc == FC_NOMEM)
 		snap__fail(err, errlen, FC_NOMEM, "out of memory");
-	} else if (rc == FC_CORRUPT) {
+	else if (rc == FC_CORRUPT && !err[0])
 		snap__fail(err, errlen, FC_CORRUPT, "a name under '%s' is not "
-			   "UTF-8: the power model has no digest", d->root);
-	}
+			   "UTF-8: the power model is not taken", d->root);
 	free(text);
 	json_decref(t.out);
 	free(t.syn);
@@ -773,4 +783,145 @@ int snap_model_digest(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 		free(pl.v[i].path);
 	free(pl.v);
 	return rc;
+}
+
+/* The key of an inode named `name` in a model over the tree pl (sorted by
+ * path): its key there, or for "#N" one no file has.  false when the name
+ * is neither. */
+static bool key_named(const struct places *pl, const char *name,
+		      struct inode_key *out)
+{
+	char *end;
+	unsigned long long n;
+
+	if (name[0] == '#') {
+		errno = 0;
+		n = strtoull(name + 1, &end, 10);
+		if (errno || end == name + 1 || *end)
+			return false;
+		*out = (struct inode_key){ .dev = UINT64_MAX, .ino = n,
+					   .btime_sec = -1 };
+		return true;
+	}
+	for (size_t lo = 0, hi = pl->n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, pl->v[mid].path);
+		if (c == 0) {
+			*out = pl->v[mid].key;
+			return true;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* One record of a model's text into d.  FC_CORRUPT, FC_NOMEM. */
+static int restore_record(snap_durable *d, const struct places *pl,
+			  json_t *j)
+{
+	const char *name, *object;
+	json_int_t mode;
+	json_t *obj, *listing, *e;
+	struct inode_key k;
+	struct inode_rec *r;
+	size_t i;
+
+	/* json_unpack() has no "string or null": those come as "o" */
+	if (json_unpack(j, "[s, o, I, o]", &name, &obj, &mode, &listing) ||
+	    !(json_is_string(obj) || json_is_null(obj)) ||
+	    !key_named(pl, name, &k))
+		return FC_CORRUPT;
+	object = json_string_value(obj);
+	if ((object && strlen(object) != SNAP_DIGEST_HEX) ||
+	    mode < 0 || mode > 07777 ||
+	    !(json_is_array(listing) || json_is_null(listing)))
+		return FC_CORRUPT;
+	if (!(r = rec_get(d, &k)))
+		return FC_NOMEM;
+	if (object) {
+		memcpy(r->object, object, SNAP_DIGEST_HEX + 1);
+		r->mode = (unsigned)mode;
+		r->has_content = true;
+	}
+	if (json_is_null(listing))
+		return 0;
+	r->has_listing = true;
+	json_array_foreach(listing, i, e) {
+		const char *dn, *child, *type, *target;
+		json_int_t dm;
+		json_t *tj;
+		struct dent *de;
+
+		if (json_unpack(e, "[s, s, s, I, o]", &dn, &child, &type, &dm,
+				&tj) || strlen(type) != 1 ||
+		    !strchr("dfl", type[0]) || dm < 0 || dm > 07777 ||
+		    !(json_is_string(tj) || json_is_null(tj)))
+			return FC_CORRUPT;
+		target = json_string_value(tj);
+		if (array_grow((void **)&r->listing.v, &r->listing.cap,
+			       r->listing.n, sizeof(*r->listing.v), 16))
+			return FC_NOMEM;
+		de = memset(&r->listing.v[r->listing.n], 0, sizeof(*de));
+		if (!key_named(pl, child, &de->key))
+			return FC_CORRUPT;
+		de->type = type[0];
+		de->mode = (unsigned)dm;
+		if (!(de->name = strdup(dn)) ||
+		    (target && !(de->target = strdup(target)))) {
+			free(de->name);
+			return FC_NOMEM;
+		}
+		r->listing.n++;
+	}
+	return 0;
+}
+
+int snap_durable_restore(snap_store *st, const char *dir, const char *model,
+			 snap_durable **out, char *err, size_t errlen)
+{
+	struct places pl = { 0 };
+	char buf[PATH_MAX], rel[PATH_MAX] = "", *text = NULL;
+	struct statx sx;
+	json_t *root = NULL, *j;
+	json_error_t jerr;
+	size_t len, i;
+	int rc = 0;
+	snap_durable *d = durable_of(st, dir, &sx, &rc, err, errlen);
+
+	*out = NULL;
+	if (!d)
+		return rc;
+	memcpy(buf, d->root, d->rootlen + 1);
+	rc = snap__load_bytes(st, model, SNAP_MODEL_MAX, &text, &len, err,
+			      errlen);
+	if (!rc && !(rc = place(&pl, &sx, "")))
+		rc = walk_places(buf, d->rootlen, rel, 0, &pl, err, errlen);
+	if (!rc && pl.n)
+		qsort(pl.v, pl.n, sizeof(*pl.v), placed_path_cmp);
+	if (!rc) {
+		root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+		rc = json_is_array(root) ? 0 : FC_CORRUPT;
+		json_array_foreach(rc ? NULL : root, i, j)
+			if ((rc = restore_record(d, &pl, j)))
+				break;
+		if (rc == FC_CORRUPT)
+			snap__fail(err, errlen, FC_CORRUPT, "power model '%s' does "
+				   "not fit the tree under '%s'", model, d->root);
+		else if (rc == FC_NOMEM)
+			snap__fail(err, errlen, FC_NOMEM, "out of memory");
+	}
+	json_decref(root);
+	free(text);
+	for (i = 0; i < pl.n; i++)
+		free(pl.v[i].path);
+	free(pl.v);
+	if (rc) {
+		snap_durable_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
 }

@@ -10,9 +10,10 @@
 #    journal holds; the power scenario ran recorded, its power-loss
 #    schedules were seeded from power-loss states (not from the kill
 #    state of the same failpoint), and the tries restored were not run.
-#    Power lost after a try-1 kill: the schedules whose kills leave the
-#    same files and power model inherit, and every power schedule of
-#    no-fsync and c-file has the outcome --reexecute gives it.
+#    Power lost after a try-1 kill: seeded from the kill's state and
+#    power model, judged once where kills leave the same of both, and
+#    every power schedule of no-fsync and c-file has the outcome
+#    --reexecute gives it.
 # 2. `--only kills`: process kills alone certify no-fsync
 #    (certified-automatic -- not its expectation, so certify exits 1).
 # 3. Fixed faults: a suite whose scenarios cut power once, at
@@ -135,14 +136,14 @@ sys.exit(1 if bad else 0)
 PY
 ok "power.yaml: c-sqlite and c-file certified, no-fsync rejected by power loss alone"
 
-# --- 1b. power lost after a kill, judged once per state and model ------------
-# A kill in try 1 then a power loss in try 2 runs whole (the power model
-# runs from the schedule's start), but kills that leave the same files and
-# the same power model are one experiment (crash_states.c,
-# power_after_kill()).  Catches an inheritance that is not the same
+# --- 1b. power lost after a kill: seeded with the power model ---------------
+# A kill in try 1 then a power loss in try 2 starts from the kill's state
+# with the power model recorded there (snapshot.h, snap_take_model), and
+# kills that leave the same files and the same model are one experiment.
+# Catches a model put back wrong and an inheritance that is not the same
 # experiment: every power schedule of no-fsync (violations) and c-file
 # (none) recorded must have the outcome and violations --reexecute gives
-# it; and catches the inheritance never happening.
+# it; and catches these schedules run whole, or never judged once.
 expect 0 "$FENCECERT" certify "$tmp/power.yaml" --route no-fsync --route c-file \
 	--only power --reexecute --full-report --format json --out "$tmp/rex" \
 	--quiet
@@ -163,18 +164,25 @@ def outcome(s):
                                   for v in s["violations"]}, key=str))
 bad = [k for k in set(rec) | set(rex)
        if k not in rec or k not in rex or outcome(rec[k]) != outcome(rex[k])]
-after = [(k[0], s) for k, s in rec.items() if s["schedule"].startswith("k:")
-         and ";b:" in s["schedule"] and "inherited" in s]
+kb = [(k[0], s) for k, s in rec.items() if s["schedule"].startswith("k:")
+      and ";b:" in s["schedule"]]
+after = [(name, s) for name, s in kb if "inherited" in s]
 modelled = [s for _, s in after if "power model" in s["inherited"]["detail"]]
 lost = [s for name, s in after if name == "no-fsync" and s["violations"]]
-print("%d power schedules compared, %d differ; %d lose power after a kill "
-      "and inherit (%d of no-fsync's with a violation)"
-      % (len(rec), len(bad), len(modelled), len(lost)))
+ran = [s for _, s in kb if "inherited" not in s]
+seeded = [s for s in ran if s.get("seeded") and s["attempts"] and
+          s["attempts"][0].get("seeded") == s["seeded"]["state"] and
+          not s["attempts"][0].get("pid")]
+print("%d power schedules compared, %d differ; of %d that lose power after "
+      "a kill, %d ran seeded (of %d run) and %d inherited (%d of no-fsync's "
+      "with a violation)" % (len(rec), len(bad), len(kb), len(seeded),
+                             len(ran), len(modelled), len(lost)))
 for k in sorted(bad)[:10]:
     print("differs:", k, rec.get(k) and outcome(rec[k]), rex.get(k) and outcome(rex[k]))
-sys.exit(1 if bad or not modelled or len(modelled) != len(after) else 0)
+sys.exit(1 if bad or not modelled or len(modelled) != len(after) or
+         not lost or len(seeded) != len(ran) else 0)
 PY
-ok "power: power lost after a kill, judged once per files and power model, as --reexecute judges it"
+ok "power: power lost after a kill, seeded with its power model and judged once, as --reexecute judges it"
 
 # --- 2. kills alone -----------------------------------------------------------
 # Catches a kill that loses unsynced data: under kills no-fsync is a
