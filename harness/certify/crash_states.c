@@ -216,12 +216,12 @@ static bool draw_recheck(cs_unit *u, int id)
 }
 
 /*
- * Job j (its info, the dedup key) is the first with the key: it runs, the
- * representative; or a later one: it inherits, unless drawn to run anyway
- * (a recheck).  `seeded`: it starts from a recorded state.
+ * Seeded job j (its info, the dedup key) is the first with the key: it
+ * runs, the representative; or a later one: it inherits, unless drawn to
+ * run anyway (a recheck).
  */
 static int judge_once(cs_unit *u, const struct explore_job *j, json_t *info,
-		      const char *key, bool seeded, struct cs_plan *out)
+		      const char *key, struct cs_plan *out)
 {
 	const char *sched = j->nfaults ? j->schedule : "clean";
 	json_t *rep = json_object_get(u->reps, key);
@@ -234,7 +234,7 @@ static int judge_once(cs_unit *u, const struct explore_job *j, json_t *info,
 	}
 	if (!rep || !u->dedup) {
 		u->executed++;
-		u->seeded += seeded;
+		u->seeded++;
 		return 0;
 	}
 	if (json_object_set(info, "rep", json_object_get(rep, "id")) ||
@@ -242,7 +242,7 @@ static int judge_once(cs_unit *u, const struct explore_job *j, json_t *info,
 		return FC_NOMEM;
 	if (draw_recheck(u, j->id)) {
 		u->executed++;
-		u->seeded += seeded;
+		u->seeded++;
 		u->rechecked++;
 		out->record = false; /* its representative's recording serves */
 		if (json_object_set(u->alias, sched,
@@ -303,7 +303,7 @@ int cs_plan_job(cs_unit *u, const struct explore_job *j, struct cs_plan *out)
 	    (model && json_object_set_new(info, "model", json_string(model))) ||
 	    json_object_set_new(u->distinct, state, json_true()))
 		return FC_NOMEM;
-	return judge_once(u, j, info, key, true, out);
+	return judge_once(u, j, info, key, out);
 }
 
 /* --- results --------------------------------------------------------------- */
