@@ -1094,14 +1094,11 @@ static int unit_states(const struct run *R, const struct route_spec *rs,
  * (crash_states.h), in --reexecute too, so that both modes judge the same
  * schedules.  Else one kill per recovery path, the only guess at equal
  * states a service allows.  NULL when the scenario has no retry wave. */
-static const char *retry_wave(const struct route_spec *rs,
-			      const struct scenario *sc, explorer *ex)
+static const char *retry_wave(const struct route_spec *rs, explorer *ex)
 {
-	const struct explore_spec *e = sc->explore;
 	const char *why;
 
-	if (!e || e->syscalls || e->proxy[0] || e->interleavings ||
-	    e->random_schedules)
+	if (!explorer_has_retry_wave(ex))
 		return NULL;
 	if (!state_in_files(rs, &why))
 		return "one kill per recovery path";
@@ -1152,8 +1149,7 @@ static int select_units(struct run *R, char *err, size_t errlen)
 				rc = unit_states(R, &s->routes[r], sc, R->nunits,
 						 &u->cs);
 			if (!rc && !o->schedule)
-				u->retry_wave = retry_wave(&s->routes[r], sc,
-							   u->ex);
+				u->retry_wave = retry_wave(&s->routes[r], u->ex);
 			if (rc)
 				return rc;
 			u->r = (int)r;

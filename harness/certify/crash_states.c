@@ -483,6 +483,7 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 	size_t m = (size_t)json_integer_value(json_object_get(skel, "m")), i;
 	const char *state = json_string_value(json_object_get(skel, "state"));
 	const char *from = json_string_value(json_object_get(skel, "rep_schedule"));
+	const char *model = json_string_value(json_object_get(skel, "model"));
 	char detail[SCHEDULE_STR_MAX + 400];
 
 	if (!r || !faults) {
@@ -513,18 +514,12 @@ static json_t *inherited_result(const json_t *skel, const json_t *rep)
 		json_object_del(v, "reproduce");
 		json_array_append_new(viol, v);
 	}
-	if (json_string_length(json_object_get(skel, "model")))
-		snprintf(detail, sizeof(detail), "its kill leaves the files and "
-			 "the power model the kill of '%s' leaves (sha256:%.16s..., "
-			 "model sha256:%.16s...) and the same faults follow: judged "
-			 "once, its outcome holds here", from ? from : "?",
-			 state ? state : "", json_string_value(json_object_get(
-				 skel, "model")));
-	else
-		snprintf(detail, sizeof(detail), "same durable state as '%s' "
-			 "(sha256:%.16s...) and the same faults after it: judged "
-			 "once, its outcome holds here", from ? from : "?",
-			 state ? state : "");
+	snprintf(detail, sizeof(detail), "same durable state%s as '%s' "
+		 "(sha256:%.16s...%s%.16s%s) and the same faults after it: "
+		 "judged once, its outcome holds here", model ? " and power "
+		 "model" : "", from ? from : "?", state ? state : "", model ?
+		 ", power model sha256:" : "", model ? model : "", model ? "..." :
+		 "");
 	json_object_set(r, "schedule", json_object_get(skel, "schedule"));
 	json_object_set(r, "kind", json_object_get(skel, "kind"));
 	json_object_set(r, "strict", json_object_get(skel, "strict"));

@@ -559,6 +559,13 @@ int explorer_new(const struct suite *s, const struct scenario *sc,
 	return 0;
 }
 
+bool explorer_has_retry_wave(const explorer *ex)
+{
+	const struct explore_spec *e = ex->sc->explore;
+
+	return e && !e->syscalls && !e->proxy[0] && exhaustive(ex);
+}
+
 void explorer_retry_every_kill(explorer *ex)
 {
 	ex->every_kill = true;

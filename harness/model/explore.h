@@ -115,6 +115,10 @@ int explorer_new_replay(const struct suite *s, const struct scenario *sc,
 			const char *schedule, explorer **out, char *err,
 			size_t errlen) FC_MUST_CHECK;
 
+/* Whether the scenario has a retry wave: an exhaustive failpoint
+ * exploration (not syscalls, proxy, interleavings or random). */
+bool explorer_has_retry_wave(const explorer *ex);
+
 /* The retry wave follows every try-1 kill, not one per recovery path.
  * Call before the first explorer_next(). */
 void explorer_retry_every_kill(explorer *ex);

@@ -500,8 +500,6 @@ static void on_passed(struct orch *o, int idx, const char *fp, int nth)
 
 /* --- crash states (invariant 7) ------------------------------------------ */
 
-/* Make the schedule's files state `digest` of the store; what is there
- * now counts as synced from here on. */
 /* Put state `digest` in the schedule's directory.  With the power-loss
  * model on, it starts again there: from `model` (recorded with the state,
  * snap_take_model) when given, else with everything restored counting as

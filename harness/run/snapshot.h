@@ -6,8 +6,9 @@
  * state a machine that lost power would leave.
  *
  * Owns: the snapshot store (a directory on disk, shared by the worker
- * processes of one certify run), the manifest format, the per-store cache
- * of file digests, and the durability bookkeeping of one directory.
+ * processes of one certify run), the manifest format and the power
+ * model's text (snap_take_model), the per-store cache of file digests,
+ * and the durability bookkeeping of one directory.
  * Nothing of the route: a snapshot is taken while the route's processes
  * are held or gone, and restored before any of them starts.
  *
@@ -18,7 +19,8 @@
  *
  * The store:
  *
- *   ROOT/objects/<hex>          a file's bytes, named by their SHA-256
+ *   ROOT/objects/<hex>          a file's bytes (or a power model's text,
+ *                               snap_take_model), named by their SHA-256
  *   ROOT/states/<digest>.json   one manifest per distinct state; its
  *                               bytes are the canonical text, so
  *                               sha256sum of the file is <digest>

@@ -2,8 +2,8 @@
  * snapshot_impl.h -- what the two files of the snapshot module share:
  * snapshot.c (the store, its objects, manifests and digest cache; take
  * and restore) lends snapshot_power.c (the power-loss model) the pieces
- * it builds a power state from.  Calls point one way: snapshot_power.c ->
- * snapshot.c.
+ * it builds a power state from, and stores and loads a model's text
+ * with.  Calls point one way: snapshot_power.c -> snapshot.c.
  *
  * Who includes it: harness/run/snapshot.c and snapshot_power.c only.
  */
@@ -56,7 +56,9 @@ int snap__store_file(snap_store *st, const char *abs, const struct statx *sx,
  * FC_NOMEM, FC_CORRUPT (the bytes are not the object's). */
 int snap__load_bytes(snap_store *st, const char *hex, size_t max, char **out,
 		     size_t *len, char *err, size_t errlen) FC_MUST_CHECK;
-/* Store len bytes of buf as an object (the empty file of the power model). */
+
+/* Store len bytes of buf as an object (the empty file of the power model,
+ * a model's text). */
 int snap__store_bytes(snap_store *st, const void *buf, size_t len,
 		      char hex[SNAP_DIGEST_HEX + 1], char *err, size_t errlen)
 	FC_MUST_CHECK;

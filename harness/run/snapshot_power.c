@@ -581,14 +581,14 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int place(struct places *pl, const struct statx *sx, const char *rel)
+static int place(struct places *pl, struct inode_key key, const char *rel)
 {
 	struct placed *p;
 
 	if (array_grow((void **)&pl->v, &pl->cap, pl->n, sizeof(*pl->v), 64))
 		return FC_NOMEM;
 	p = &pl->v[pl->n];
-	p->key = key_of(sx);
+	p->key = key;
 	if (!(p->path = strdup(*rel ? rel : ".")))
 		return FC_NOMEM;
 	pl->n++;
@@ -617,7 +617,7 @@ static int walk_places(char buf[PATH_MAX], size_t len, char rel[PATH_MAX],
 		else if (snap__stat(buf, &sx) == 0 &&
 			 (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) ||
 			  S_ISLNK(sx.stx_mode))) {
-			rc = place(pl, &sx, rel);
+			rc = place(pl, key_of(&sx), rel);
 			if (!rc && S_ISDIR(sx.stx_mode))
 				rc = walk_places(buf, sub, rel, rsub, pl, err,
 						 errlen);
@@ -629,6 +629,27 @@ static int walk_places(char buf[PATH_MAX], size_t len, char rel[PATH_MAX],
 	if (rc == FC_NOMEM)
 		snap__fail(err, errlen, FC_NOMEM, "out of memory");
 	return rc;
+}
+
+/* Every inode of d's tree now, the root as "." first.  FC_IO, FC_NOMEM
+ * (err set); pl is the caller's to release either way. */
+static int places_of(const snap_durable *d, struct places *pl, char *err,
+		     size_t errlen)
+{
+	char buf[PATH_MAX], rel[PATH_MAX] = "";
+	int rc = place(pl, d->root_key, "");
+
+	if (rc)
+		return snap__fail(err, errlen, FC_NOMEM, "out of memory");
+	memcpy(buf, d->root, d->rootlen + 1);
+	return walk_places(buf, d->rootlen, rel, 0, pl, err, errlen);
+}
+
+static void places_release(struct places *pl)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		free(pl->v[i].path);
+	free(pl->v);
 }
 
 /* The model's text being written: records in the order first met, each
@@ -722,21 +743,9 @@ int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 {
 	struct places pl = { 0 };
 	struct model_text t = { .d = d, .pl = &pl, .out = json_array() };
-	char buf[PATH_MAX], rel[PATH_MAX] = "", name[PATH_MAX];
-	char *text = NULL;
-	struct statx sx;
-	int rc = 0;
+	char name[PATH_MAX], *text = NULL;
+	int rc = t.out ? places_of(d, &pl, err, errlen) : FC_NOMEM;
 
-	if (err && errlen)
-		err[0] = '\0';
-	memcpy(buf, d->root, d->rootlen + 1);
-	if (!t.out)
-		rc = FC_NOMEM;
-	else if (snap__stat(buf, &sx) < 0)
-		rc = snap__fail(err, errlen, FC_IO, "cannot stat '%s': %s", buf,
-				strerror(errno));
-	else if (!(rc = place(&pl, &sx, "")))
-		rc = walk_places(buf, d->rootlen, rel, 0, &pl, err, errlen);
 	/* by inode, for placed_path(); an inode with two names (a hard
 	 * link) has no model: a restored tree has no links */
 	if (!rc && pl.n) {
@@ -764,7 +773,10 @@ int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 		free(byp);
 	}
 	for (size_t i = 0; !rc && i < t.nq; i++)
-		rc = write_record(&t, t.queue[i]);
+		if ((rc = write_record(&t, t.queue[i])) == FC_CORRUPT)
+			snap__fail(err, errlen, FC_CORRUPT, "a name under '%s' is "
+				   "not UTF-8: the power model is not taken",
+				   d->root);
 	if (!rc && !(text = json_dumps(t.out, JSON_COMPACT)))
 		rc = FC_NOMEM;
 	if (!rc)
@@ -772,16 +784,11 @@ int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 				       errlen);
 	else if (rc == FC_NOMEM)
 		snap__fail(err, errlen, FC_NOMEM, "out of memory");
-	else if (rc == FC_CORRUPT && !err[0])
-		snap__fail(err, errlen, FC_CORRUPT, "a name under '%s' is not "
-			   "UTF-8: the power model is not taken", d->root);
 	free(text);
 	json_decref(t.out);
 	free(t.syn);
 	free(t.queue);
-	for (size_t i = 0; i < pl.n; i++)
-		free(pl.v[i].path);
-	free(pl.v);
+	places_release(&pl);
 	return rc;
 }
 
@@ -791,8 +798,10 @@ int snap_take_model(snap_durable *d, char digest[SNAP_DIGEST_HEX + 1],
 static bool key_named(const struct places *pl, const char *name,
 		      struct inode_key *out)
 {
-	char *end;
+	struct placed key = { .path = (char *)name };
+	const struct placed *p;
 	unsigned long long n;
+	char *end;
 
 	if (name[0] == '#') {
 		errno = 0;
@@ -803,19 +812,11 @@ static bool key_named(const struct places *pl, const char *name,
 					   .btime_sec = -1 };
 		return true;
 	}
-	for (size_t lo = 0, hi = pl->n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, pl->v[mid].path);
-		if (c == 0) {
-			*out = pl->v[mid].key;
-			return true;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return false;
+	p = pl->n ? bsearch(&key, pl->v, pl->n, sizeof(*pl->v),
+			    placed_path_cmp) : NULL;
+	if (p)
+		*out = p->key;
+	return p != NULL;
 }
 
 /* One record of a model's text into d.  FC_CORRUPT, FC_NOMEM. */
@@ -883,7 +884,7 @@ int snap_durable_restore(snap_store *st, const char *dir, const char *model,
 			 snap_durable **out, char *err, size_t errlen)
 {
 	struct places pl = { 0 };
-	char buf[PATH_MAX], rel[PATH_MAX] = "", *text = NULL;
+	char *text = NULL;
 	struct statx sx;
 	json_t *root = NULL, *j;
 	json_error_t jerr;
@@ -894,11 +895,10 @@ int snap_durable_restore(snap_store *st, const char *dir, const char *model,
 	*out = NULL;
 	if (!d)
 		return rc;
-	memcpy(buf, d->root, d->rootlen + 1);
 	rc = snap__load_bytes(st, model, SNAP_MODEL_MAX, &text, &len, err,
 			      errlen);
-	if (!rc && !(rc = place(&pl, &sx, "")))
-		rc = walk_places(buf, d->rootlen, rel, 0, &pl, err, errlen);
+	if (!rc)
+		rc = places_of(d, &pl, err, errlen);
 	if (!rc && pl.n)
 		qsort(pl.v, pl.n, sizeof(*pl.v), placed_path_cmp);
 	if (!rc) {
@@ -915,9 +915,7 @@ int snap_durable_restore(snap_store *st, const char *dir, const char *model,
 	}
 	json_decref(root);
 	free(text);
-	for (i = 0; i < pl.n; i++)
-		free(pl.v[i].path);
-	free(pl.v);
+	places_release(&pl);
 	if (rc) {
 		snap_durable_free(d);
 		return rc;
