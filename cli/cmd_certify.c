@@ -79,7 +79,7 @@ static void usage(FILE *to)
 		"                    reports with 'fencecert merge'\n"
 		"  --jobs N          schedules that use the CPU at once (default 2)\n"
 		"  --workers M       schedules under way at once, M >= N (default\n"
-		"                    2N: others run while one waits out a lease;\n"
+		"                    3N: others run while one waits out a lease;\n"
 		"                    --jobs 1 --workers 1 runs one at a time)\n"
 		"  --no-pin          let the kernel place the workers and routes\n"
 		"                    (default: each of the N keeps to a CPU of\n"

@@ -315,7 +315,7 @@ static void test_watch_nothing(void **state)
 /* More entries than one schedule makes: unverified, not listed on. */
 static void test_watch_too_many(void **state)
 {
-	struct rec_schedule *r = schedule_of(1);
+	struct rec_schedule *r = schedule_of(2);
 	struct journal_entry e;
 	collect_watch *w;
 	char err[256], id[32];
@@ -330,11 +330,67 @@ static void test_watch_too_many(void **state)
 						       &created), 0);
 	}
 	journal_close(j);
+	/* after an attempt (two operations: the watch lists) */
 	assert_int_equal(collect_watch_new(url, &w), 0);
 	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 1, 1, 1, 2)), 0);
 	assert_int_equal(r->status, FC_JOURNAL_UNAVAILABLE);
 	assert_non_null(strstr(r->error, "more than one schedule's work"));
 	assert_int_equal(r->ops[0].nentries, 0);
+	collect_watch_free(w);
+	record_free(r);
+	/* at the end (one operation: only the end lists) */
+	r = schedule_of(1);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	assert_int_equal(collect_watch_attempt(w, r, attempt(r, 1, 1, 1, 2)), 0);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->status, FC_JOURNAL_UNAVAILABLE);
+	assert_non_null(strstr(r->error, "more than one schedule's work"));
+	assert_int_equal(r->ops[0].nentries, 0);
+	collect_watch_free(w);
+	record_free(r);
+}
+
+/* One operation: every entry is its own, whenever made, so nothing is
+ * listed before the end (seen at the end, in the order made, even with
+ * a creation time before every attempt, as a restored state's entries
+ * have) -- unless the watch is eager. */
+static void test_watch_one_operation(void **state)
+{
+	struct rec_schedule *r = schedule_of(1);
+	collect_watch *w;
+	long long t;
+	int a;
+
+	(void)state;
+	route_creates("zz:first");
+	usleep(2000); /* a later creation time (ms) */
+	route_creates("aa:second");
+	t = clock_wall_ms() + 10; /* every attempt after both were made */
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	a = attempt(r, 1, 1, t, t + 1);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_int_equal(r->ops[0].nentries, 0); /* not listed */
+	a = attempt(r, 1, 2, t + 2, t + 3);
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->ops[0].nentries, 2);
+	assert_string_equal(r->ops[0].operation_id, "zz:first");
+	assert_string_equal(r->ops[0].entries[1].operation_id, "aa:second");
+	assert_int_equal(r->ops[0].entries[0].seen_after, -1);
+	assert_int_equal(r->ops[0].entries[0].status, 0);
+	collect_watch_free(w);
+	record_free(r);
+
+	/* eager: listed after the attempt, as an operator fault needs */
+	r = schedule_of(1);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	collect_watch_eager(w);
+	a = attempt(r, 1, 1, t, t + 1);
+	assert_int_equal(collect_watch_attempt(w, r, a), 0);
+	assert_int_equal(r->ops[0].nentries, 2);
+	assert_int_equal(r->ops[0].entries[0].seen_after, a);
+	assert_string_equal(r->ops[0].operation_id, "zz:first");
 	collect_watch_free(w);
 	record_free(r);
 }
@@ -352,6 +408,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_watch_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_watch_too_many, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_watch_one_operation, setup,
 						teardown),
 	};
 

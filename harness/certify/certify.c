@@ -1213,16 +1213,19 @@ static void store_limit(const struct certify_opts *o, struct wctx *w)
 }
 
 /*
- * The worker processes for `jobs` when --workers does not say: twice as
- * many, of which `jobs` hold a turn at a time (pool_new()).  A schedule
- * spends much of its time waiting out leases on the clock (the scenario's
- * zombie_delay_ms and lease_ttl_ms: real time the route must see pass),
- * and a worker gives up its turn while it does, so another worker's
- * schedule uses the CPU meanwhile.  At most 64.
+ * The worker processes for `jobs` when --workers does not say: three
+ * times as many, of which `jobs` hold a turn at a time (pool_new()).  A
+ * schedule spends much of its time waiting out leases on the clock (the
+ * scenario's zombie_delay_ms and lease_ttl_ms: real time the route must
+ * see pass), and a worker gives up its turn while it does, so another
+ * worker's schedule uses the CPU meanwhile.  With twice as many the two
+ * cores still idled a sixth of the time in every-failpoint (a pause
+ * schedule waits twice); with three times, a fourteenth (harness.md,
+ * "Parallel runs").  At most 64.
  */
 static int workers_for(int jobs)
 {
-	return jobs > 32 ? 64 : 2 * jobs;
+	return jobs > 21 ? 64 : 3 * jobs;
 }
 
 int certify_run(const struct suite *s, const struct certify_opts *o,

@@ -11,7 +11,14 @@
  *  2. The watch's memory of the journal (`seen`) changes only on a listing
  *     that succeeded, so a failed listing loses nothing: its changes show
  *     at the next one.
- *  3. Mid-schedule listings open the journal read-only (nothing written,
+ *  3. Listings after attempts exist to tell operations apart: in a
+ *     schedule of one operation every entry is that operation's, so only
+ *     the end lists (unless collect_watch_eager() asks for more), and its
+ *     entries are reported as seen at the end, not after an attempt.
+ *     Then no reader of ours comes between two tries either: the next
+ *     try meets the journal's WAL as the last one left it (a listing
+ *     that closes the file last checkpoints it).
+ *  4. Mid-schedule listings open the journal read-only (nothing written,
  *     no schema created) and a SQLite file is closed again before the
  *     route's next attempt runs, as the target observer does: the route
  *     meets its journal as any reader would leave it.  Only the end, with
@@ -49,6 +56,8 @@ struct collect_watch {
 	int pending_op;      /* op of the first attempt since the last good
 				listing, when one failed; 0 */
 	bool stopped;        /* too many entries: no more listings */
+	bool eager;          /* list after every attempt even in a
+				schedule of one operation */
 };
 
 static int seen_cmp(const void *a, const void *b)
@@ -74,6 +83,11 @@ int collect_watch_new(const char *url, collect_watch **out)
 	}
 	*out = w;
 	return 0;
+}
+
+void collect_watch_eager(collect_watch *w)
+{
+	w->eager = true;
 }
 
 void collect_watch_free(collect_watch *w)
@@ -152,18 +166,42 @@ static struct rec_operation *op_of(struct rec_schedule *r, int idx)
 	return op >= 1 && (size_t)op <= r->nops ? &r->ops[op - 1] : NULL;
 }
 
-/* Attribute entry e to the operation of attempt idx, or (by_time) to the
- * one whose attempt lived when the journal says e was created. */
-static int attribute_one(struct rec_schedule *r, int idx, bool by_time,
-			 const struct journal_entry *e)
+/* Attribute entry e, seen after attempt idx (-1: at the end), to
+ * operation `here`, or (by_time) to the one whose attempt lived when the
+ * journal says e was created. */
+static int attribute_one(struct rec_schedule *r, struct rec_operation *here,
+			 int idx, bool by_time, const struct journal_entry *e)
 {
 	struct rec_operation *op = by_time ?
-		op_of(r, attempt_at(r, e->created_at)) : op_of(r, idx);
+		op_of(r, attempt_at(r, e->created_at)) : here;
 
 	if (!op)
 		return 0;
 	return record_attribute(op, e->operation_id, idx, e->created_at) ?
 	       0 : FC_NOMEM;
+}
+
+/* order[0..n): the indexes of e[0..n) (sorted by id) by creation time,
+ * ties by id: entries new to one listing are attributed, and so
+ * reported, in the order the journal says they were created. */
+static int created_cmp(const void *a, const void *b, void *arg)
+{
+	const struct journal_entry *e = arg;
+	const struct journal_entry *x = &e[*(const size_t *)a];
+	const struct journal_entry *y = &e[*(const size_t *)b];
+
+	if (x->created_at != y->created_at)
+		return x->created_at < y->created_at ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static void creation_order(const struct journal_entry *e, size_t n,
+			   size_t *order)
+{
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	if (n > 1)
+		qsort_r(order, n, sizeof(*order), created_cmp, (void *)e);
 }
 
 /*
@@ -178,15 +216,21 @@ static int attribute_one(struct rec_schedule *r, int idx, bool by_time,
 static int attribute(collect_watch *w, struct rec_schedule *r, int idx,
 		     const struct journal_entry *e, size_t n)
 {
-	struct rec_operation *here = op_of(r, idx);
+	struct rec_operation *here = r->nops == 1 ? &r->ops[0] : op_of(r, idx);
 	bool by_time = !here || (w->pending_op && w->pending_op != here->index);
 	struct seen *next = calloc(n ? n : 1, sizeof(*next));
+	size_t *order = n ? calloc(n, sizeof(*order)) : NULL;
 	int rc = 0;
 
-	if (!next)
+	if (!next || (n && !order)) {
+		free(next);
+		free(order);
 		return FC_NOMEM;
+	}
+	creation_order(e, n, order);
 	for (int moved = 0; moved < 2 && !rc; moved++) {
-		for (size_t i = 0; i < n && !rc; i++) {
+		for (size_t k = 0; k < n && !rc; k++) {
+			size_t i = order[k];
 			struct seen *old;
 
 			snprintf(next[i].id, sizeof(next[i].id), "%s",
@@ -196,10 +240,11 @@ static int attribute(collect_watch *w, struct rec_schedule *r, int idx,
 						 sizeof(*old), seen_cmp) : NULL;
 			if (moved ? old && old->version != e[i].version &&
 				    !by_time : !old)
-				rc = attribute_one(r, idx, by_time && !moved,
-						   &e[i]);
+				rc = attribute_one(r, here, idx,
+						   by_time && !moved, &e[i]);
 		}
 	}
+	free(order);
 	if (rc) {
 		free(next);
 		return rc;
@@ -231,7 +276,8 @@ int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
 	size_t n;
 	int rc;
 
-	if (!w->url || w->stopped || no_file(w))
+	if (!w->url || w->stopped || (r->nops == 1 && !w->eager) ||
+	    no_file(w))
 		return 0;
 	if (list(w, &e, &n, err, sizeof(err))) {
 		/* e.g. no schema yet, or the server is down: the next

@@ -47,14 +47,20 @@ typedef struct collect_watch collect_watch;
 int collect_watch_new(const char *url, collect_watch **out) FC_MUST_CHECK;
 void collect_watch_free(collect_watch *w); /* NULL is a no-op */
 
+/* List after every attempt even when the schedule has one operation:
+ * for a caller that needs that operation's entry before the end (an
+ * operator fault reads it). */
+void collect_watch_eager(collect_watch *w);
+
 /* Attempt idx of r has ended: list the journal and attribute what
- * changed to that attempt's operation (record_attribute()).  0, or
- * FC_NOMEM. */
+ * changed to that attempt's operation (record_attribute()).  In a
+ * schedule of one operation nothing is listed (collect.c, invariant 3)
+ * unless the watch is eager.  0, or FC_NOMEM. */
 int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
 	FC_MUST_CHECK;
 
 /* At the end, every process gone: list once more (what no listing saw is
- * attributed by its creation time) and read each attributed entry and its
+ * attributed by its creation time, or to the one operation there is) and read each attributed entry and its
  * history into the record.  FC_NOMEM when out of memory; any other
  * failure is recorded. */
 int collect_journal(struct rec_schedule *r, collect_watch *w) FC_MUST_CHECK;
