@@ -14,18 +14,19 @@
  * would for any reader.  A file we may not write is opened
  * SQLITE_OPEN_READONLY instead.
  *
- * Keeping the WAL (fc_sqlite_readers_keep_wal(true), for a schedule under
- * the power-loss model): the last reader's close would copy the -wal into
+ * Keeping the WAL (fc_sqlite_readers_keep_wal(true), for every schedule
+ * the harness runs): the last reader's close would copy the -wal into
  * the database, fsync it and delete the -wal -- a write the route did not
- * make, which the model of the route's syncs (harness/run/snapshot.h)
- * cannot see.  While on, readers close without a checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) and the
- * -wal/-shm stay as a killed writer leaves them.  A process-wide switch: a
- * harness worker runs one schedule at a time.
+ * make: the route's next try would meet a journal and target tidied by
+ * the harness, and the model of the route's syncs under power loss
+ * (harness/run/snapshot.h) could not see it.  While on, readers close
+ * without a checkpoint (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) and the -wal/-shm
+ * stay as a killed writer leaves them.  A process-wide switch: a harness
+ * worker runs one schedule at a time.
  *
  * Included by the SQLite journal's read-only open (journal/), the SQLite
  * fence and target reader, the observer's (fences/), and the orchestrator
- * (harness/run), which turns keep-WAL on for a schedule under the
- * power-loss model.
+ * (harness/run), which turns keep-WAL on for each schedule.
  */
 #ifndef FENCECERT_SQLITE_READER_H
 #define FENCECERT_SQLITE_READER_H

@@ -147,6 +147,13 @@ void journal_close(journal *j)
 	free(j);
 }
 
+void journal_close_as_is(journal *j)
+{
+	if (j && j->impl && j->ops->leave_as_is)
+		j->ops->leave_as_is(j->impl);
+	journal_close(j);
+}
+
 /* ---- argument validation ------------------------------------------------ */
 
 /* Non-empty printable ASCII without spaces, shorter than max. */

@@ -99,6 +99,11 @@ int journal_open(const char *url, journal **out, char *err, size_t errlen)
 int journal_open_readonly(const char *url, journal **out, char *err,
 			  size_t errlen) FC_MUST_CHECK;
 void journal_close(journal *j); /* NULL is a no-op */
+/* The same, leaving the store's files as the writers left them: a SQLite
+ * journal is closed without the checkpoint its last connection makes
+ * (the -wal stays); other stores close as journal_close().  For a reader
+ * that must not write what the route did not (the harness). */
+void journal_close_as_is(journal *j); /* NULL is a no-op */
 
 /* Message describing the last failure on j ("" if none). */
 const char *journal_errmsg(const journal *j);

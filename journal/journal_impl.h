@@ -20,6 +20,9 @@ struct journal_ops {
 	const char *scheme; /* URL prefix before ':' */
 	int (*open)(journal *j, const char *url);
 	void (*close)(void *impl);
+	/* optional: make the coming close leave the store's files as they
+	 * are (journal_close_as_is()) */
+	void (*leave_as_is)(void *impl);
 	int (*init)(journal *j);
 	int (*migrate)(journal *j, int *from, int *to);
 	int (*create_or_get)(journal *j, const char *op, const char *intent,

@@ -155,6 +155,14 @@ static void sq_close(void *impl)
 	free(s);
 }
 
+/* No checkpoint when this connection closes last: the -wal stays. */
+static void sq_leave_as_is(void *impl)
+{
+	struct journal_sqlite *s = impl;
+
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+}
+
 static int sq_pragmas(journal *j)
 {
 	struct journal_sqlite *s = j->impl;
@@ -447,6 +455,7 @@ const struct journal_ops journal_sqlite_ops = {
 	.scheme = "sqlite",
 	.open = sq_open,
 	.close = sq_close,
+	.leave_as_is = sq_leave_as_is,
 	.init = journal_sqlite__init,
 	.migrate = journal_sqlite__migrate,
 	.create_or_get = sq_create_or_get,

@@ -94,7 +94,7 @@ void collect_watch_free(collect_watch *w)
 {
 	if (!w)
 		return;
-	journal_close(w->j);
+	journal_close_as_is(w->j); /* the route's files, as it left them */
 	free(w->url);
 	free(w->path);
 	free(w->seen);
@@ -128,7 +128,7 @@ static int list(collect_watch *w, struct journal_entry **out, size_t *n,
 	if (rc)
 		snprintf(err, errlen, "%s", journal_errmsg(j));
 	if (!w->j && w->path)
-		journal_close(j);
+		journal_close_as_is(j);
 	else
 		w->j = j;
 	return rc;
@@ -355,7 +355,7 @@ int collect_journal(struct rec_schedule *r, collect_watch *w)
 	all_ops(r, 0);
 	if (!w->url || w->stopped || no_file(w))
 		return 0;
-	journal_close(w->j); /* the end reads through a fresh connection */
+	journal_close_as_is(w->j); /* the end reads through a fresh one */
 	w->j = NULL;
 	if (journal_open(w->url, &j, err, sizeof(err))) {
 		unreadable(r, FC_JOURNAL_UNAVAILABLE, "read", err);

@@ -737,9 +737,6 @@ static int start_power(struct orch *o, char *err, size_t errlen)
 				return rc;
 			}
 		}
-	/* the harness's own reads must not checkpoint what the route
-	 * wrote: the model would not see that write */
-	fc_sqlite_readers_keep_wal(true);
 	return snap_durable_new(p->snaps, p->dir, &o->s.durable, err, errlen);
 }
 
@@ -1225,6 +1222,10 @@ static void run_schedule(struct orch *o, char *err, size_t errlen)
 	struct rec_schedule *rec = o->s.rec;
 	int rc;
 
+	/* the harness's own reads must not checkpoint what the route wrote:
+	 * the next try meets its files as the last one left them, and the
+	 * power-loss model sees every write (common/sqlite_reader.h) */
+	fc_sqlite_readers_keep_wal(true);
 	orch__setup_vars(&o->s);
 	rc = orch__families_init(&o->fams, &o->s, err, errlen);
 	if (!rc)
