@@ -97,7 +97,24 @@ static int read_op(fence *f, const char *sql, const char *op,
 	return 0;
 }
 
-/* List (n_out) or resolve (commit 1 / 0) op's prepared transactions. */
+/* Is prepared transaction gid gone (1), there (0), or unknown (-1)? */
+static int prepared_gone(fence *f, const char *gid)
+{
+	PGresult *res;
+	int gone;
+
+	if (read_op(f, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1",
+		    gid, "list prepared transactions in", &res))
+		return -1;
+	gone = strcmp(PQgetvalue(res, 0, 0), "0") == 0;
+	PQclear(res);
+	return gone;
+}
+
+/* List (n_out) or resolve (commit 1 / 0) op's prepared transactions.  One
+ * that is gone by the time it is resolved was resolved meanwhile (by the
+ * apply that prepared it, still alive, or by another resolver): not
+ * counted, not an error. */
 static int prepared_walk(fence *f, const char *op, int action, int *n)
 {
 	pg_session *s = impl(f)->main;
@@ -132,7 +149,9 @@ static int prepared_walk(fence *f, const char *op, int action, int *n)
 		rc = pg_session_exec_n(s, sql, 0, NULL, PGRES_COMMAND_OK,
 				       action ? "commit a prepared apply in" :
 				       "roll back a prepared apply in", NULL);
-		if (rc)
+		if (rc && prepared_gone(f, gid) == 1)
+			rc = 0;
+		else if (rc)
 			rc = fence_pg__fail(f, s, FC_FENCE_UNAVAILABLE);
 		else
 			done++;
