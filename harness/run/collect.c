@@ -7,7 +7,8 @@
  * Invariants:
  *  1. An entry is attributed to an operation only because an attempt of
  *     that operation ended (or, for what no listing saw, lived) when the
- *     entry appeared: never because its id matches a computed one.
+ *     entry appeared, or because the schedule has no other operation:
+ *     never because its id matches a computed one.
  *  2. The watch's memory of the journal (`seen`) changes only on a listing
  *     that succeeded, so a failed listing loses nothing: its changes show
  *     at the next one.
@@ -15,14 +16,13 @@
  *     schedule of one operation every entry is that operation's, so only
  *     the end lists (unless collect_watch_eager() asks for more), and its
  *     entries are reported as seen at the end, not after an attempt.
- *     Then no reader of ours comes between two tries either: the next
- *     try meets the journal's WAL as the last one left it (a listing
- *     that closes the file last checkpoints it).
  *  4. Mid-schedule listings open the journal read-only (nothing written,
  *     no schema created) and a SQLite file is closed again before the
- *     route's next attempt runs, as the target observer does: the route
- *     meets its journal as any reader would leave it.  Only the end, with
- *     every process gone, opens it as the port does.
+ *     route's next attempt runs, as the target observer does.  Only the
+ *     end, with every process gone, opens it as the port does.  Every
+ *     connection of the watch closes as is (journal_close_as_is(), and
+ *     readers keep the WAL: common/sqlite_reader.h): the route meets its
+ *     journal, -wal and all, as its own writers left it.
  */
 #include <errno.h>
 #include <fcntl.h>
