@@ -191,6 +191,33 @@ static void test_schema_created_implicitly(void **state)
 	sqlite3_close(db);
 }
 
+/* journal_close_as_is() leaves the -wal a write made; journal_close(),
+ * the last connection, folds it into the file and removes it.  Either
+ * way the entry is there for the next reader. */
+static void test_close_as_is_keeps_wal(void **state)
+{
+	char path[256], url[300], wal[300];
+	struct journal_entry e;
+	journal *j;
+	int created;
+
+	(void)state;
+	fresh(path, sizeof(path), url, sizeof(url), NULL);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	j = open_ok(url);
+	assert_int_equal(journal_create_or_get(j, "op-1", "intent-1", NULL, &e,
+					       &created), 0);
+	assert_int_equal(access(wal, F_OK), 0);
+	journal_close_as_is(j);
+	assert_int_equal(access(wal, F_OK), 0); /* left as the writer left it */
+
+	j = open_ok(url);
+	assert_int_equal(journal_get(j, "op-1", &e), 0);
+	journal_close(j);
+	assert_int_not_equal(access(wal, F_OK), 0); /* checkpointed, gone */
+	journal_close_as_is(NULL);
+}
+
 /* journal_open_readonly(): reads work, every write is refused before it
  * reaches the file, a missing file is not created, a file without the
  * schema is not given one. */
@@ -563,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_pragmas),
 		cmocka_unit_test(test_schema_created_implicitly),
 		cmocka_unit_test(test_readonly),
+		cmocka_unit_test(test_close_as_is_keeps_wal),
 		cmocka_unit_test(test_migrate_from_version_0),
 		cmocka_unit_test(test_migration_step_is_atomic),
 		cmocka_unit_test(test_newer_schema_refused),
