@@ -60,8 +60,8 @@ int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
 	FC_MUST_CHECK;
 
 /* At the end, every process gone: list once more (what no listing saw is
- * attributed by its creation time, or to the one operation there is) and read each attributed entry and its
- * history into the record.  FC_NOMEM when out of memory; any other
+ * attributed by its creation time, or to the one operation there is) and
+ * read each attributed entry and its history into the record.  FC_NOMEM when out of memory; any other
  * failure is recorded. */
 int collect_journal(struct rec_schedule *r, collect_watch *w) FC_MUST_CHECK;
 

@@ -1209,10 +1209,8 @@ static int start_watch(struct orch *o, char *err, size_t errlen)
 	if (!rc)
 		rc = collect_watch_new(url, &o->watch);
 	free(url);
-	/* an operator reads the operation's entry between tries */
-	for (size_t i = 0; !rc && i < o->s.p->nfaults; i++)
-		if (o->s.p->faults[i].action == FAULT_RECOVER)
-			collect_watch_eager(o->watch);
+	if (!rc && orch__families_read_entries(o->s.p))
+		collect_watch_eager(o->watch);
 	return rc;
 }
 

@@ -2,6 +2,8 @@
  * orchestrator_family.c -- the fault families in event order, and the
  * calls that hand one event to each of them (orchestrator_family.h).
  */
+#include <stddef.h>
+
 #include "harness/run/orchestrator_family.h"
 
 /*
@@ -28,14 +30,26 @@ const struct orch_family *orch__family_of(enum fault_action a)
 	return i < 0 ? NULL : families[i];
 }
 
-bool orch__families_exclusive(const struct orch_params *p)
+/* Does the schedule have a fault of a family whose flag at `offset` (a
+ * bool of struct orch_family) is set? */
+static bool any_family(const struct orch_params *p, size_t offset)
 {
 	for (size_t i = 0; i < p->nfaults; i++) {
 		const struct orch_family *f = orch__family_of(p->faults[i].action);
-		if (f && f->exclusive)
+		if (f && *(const bool *)((const char *)f + offset))
 			return true;
 	}
 	return false;
+}
+
+bool orch__families_exclusive(const struct orch_params *p)
+{
+	return any_family(p, offsetof(struct orch_family, exclusive));
+}
+
+bool orch__families_read_entries(const struct orch_params *p)
+{
+	return any_family(p, offsetof(struct orch_family, reads_entries));
 }
 
 int orch__families_init(struct orch_families *fs, struct orch_sched *s,

@@ -60,6 +60,10 @@ struct orch_family {
 	/* Between tries, let every lease of another try run out before the
 	 * fault acts (the loop waits, then calls between). */
 	bool leases_expire_first;
+	/* Between tries, the family reads an operation's journal entry as
+	 * the watch attributed it: the watch lists after every attempt, also
+	 * in a schedule of one operation (collect_watch_eager()). */
+	bool reads_entries;
 
 	/* Before the route's templates are expanded (s->vars has {dir},
 	 * {schedule_id} and {service:}; a family may add to it).  0, or an
@@ -116,6 +120,8 @@ const struct orch_family *orch__family_of(enum fault_action a);
 
 /* Does the schedule have a fault of an `exclusive` family? */
 bool orch__families_exclusive(const struct orch_params *p);
+/* Does it have one of a family that `reads_entries`? */
+bool orch__families_read_entries(const struct orch_params *p);
 
 /* Each event, handed to every family having the hook, in family order.
  * init and try_starts stop at the first error and return it (init: the

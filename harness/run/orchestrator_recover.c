@@ -265,5 +265,6 @@ const struct orch_family orch__operator = {
 	.owns = owns,
 	.leases_expire_first = true, /* the stopped try's lease runs out
 					before anyone acts */
+	.reads_entries = true,  /* operate() takes the operation's id */
 	.between = between,
 };
