@@ -168,6 +168,24 @@ need(s["operations"][0]["task"] == "failed" and
 print(f"recovery_scenario.sh: {checks} checks passed")
 PY
 
+# one operation: the watch lists the journal between tries only because an
+# operator reads the entry there (collect_watch_eager()); without those
+# listings it would find no entry to recover.  One scenario alone leaves
+# no-loss unchallenged: unverified (exit 3), the schedule judged as usual.
+sed 's/^  operations: 2$/  operations: 1/' "$tmp/recovery.yaml" >"$tmp/one-op.yaml"
+grep -q '^  operations: 1$' "$tmp/one-op.yaml" || fail "one-op suite not made"
+certify 3 "$tmp/one-op.yaml" "$tmp/one-op" --only operator-marks-committed
+python3 - "$tmp/one-op/report.json" <<'PY' || fail "one operation: the operator did not get its entry"
+import json, sys
+s, = json.load(open(sys.argv[1]))["routes"][0]["schedules"]
+ap = [a["what"] for a in s["applied"] if a["fault"].startswith("o:")]
+ok = (s["outcome"] == "converged" and len(s["operations"]) == 1 and
+      len(ap) == 1 and "COMMIT_UNKNOWN v4 -> TARGET_COMMITTED v5" in ap[0])
+print("one operation:", s["outcome"], ap)
+sys.exit(0 if ok else 1)
+PY
+echo "ok: one operation, the operator finds its entry between tries"
+
 # the schedule string replays the operator (one schedule stops tries only
 # after the commit: the route is unverified, the schedule converges)
 certify 3 "$tmp/recovery.yaml" "$tmp/replay" --only operator-marks-committed \
