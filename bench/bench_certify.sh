@@ -160,9 +160,8 @@ def cpu_per(r, what):
 def ok(cond):
     return "ok" if cond else "MISSED"
 
-def explore(log, rec, rex, bas, per_attempt):
-    """Every-failpoint: medians, ratios, target; the --reexecute run's
-    attempts per schedule go to PER_ATTEMPT for the floor."""
+def explore(log, rec, rex, bas):
+    """Every-failpoint: medians, ratios, target."""
     rs = runs(log)
     a, b, z = rs[rec], rs[rex], rs.get(bas)
     ra, rb = statistics.median(map(rate, a)), statistics.median(map(rate, b))
@@ -200,8 +199,6 @@ def explore(log, rec, rex, bas, per_attempt):
                   "%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, z))))
         print("target >= 3x judged schedules/s, recorded vs the baseline: %s "
               "(%.2fx)" % (ok(ra >= 3 * rz), ra / max(rz, 1e-9)))
-    with open(per_attempt, "w") as fh:
-        fh.write("%.3f\n" % (att_b / max(med(b, "judged"), 1)))
 
 def pinning(log, rec, unp):
     """The recorded run against itself with --no-pin."""
@@ -382,12 +379,12 @@ for round in 1 2 3; do
 	run "$rex" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --reexecute
 	run "$unp" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --no-pin
 done
-bench explore "$tmp/runs" "$rec" "$rex" "$bas" "$tmp/per-schedule"
+bench explore "$tmp/runs" "$rec" "$rex" "$bas"
 bench pinning "$tmp/runs" "$rec" "$unp"
 
 # The floor beside each recorded run, at the --reexecute runs' attempts
 # per schedule.
-if [ -x "$BUILD/bench/bench_floor" ] && [ -s "$tmp/per-schedule" ]; then
+if [ -x "$BUILD/bench/bench_floor" ] && [ -s "$tmp/floor" ]; then
 	grep "^floor: minimal" "$tmp/floor" | head -n 1
 	bench floor "$tmp/runs" "$rec" "$rex" "$tmp/floor"
 else
