@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -553,6 +553,7 @@ static void test_tampered_store(void **state)
 	struct fx *f = *state;
 	char *a = new_dir(f), *b = new_dir(f), *c = new_dir(f);
 	char d[SNAP_DIGEST_HEX + 1], man[512], obj[512];
+	snap_store *other;
 	json_t *m;
 
 	put_text(at(a, "journal.db"), "committed");
@@ -570,11 +571,63 @@ static void test_tampered_store(void **state)
 			 FC_CORRUPT);
 	assert_non_null(strstr(f->err, "was changed"));
 	assert_absent(at(b, "journal.db"));
-	/* a manifest edited in place is refused too */
+	/* a manifest edited in place is refused too, by a handle that reads
+	 * it (f->st checked it above and keeps what it checked) */
 	assert_int_equal(chmod(man, 0644), 0);
 	put_text(man, "{\"entries\":[],\"format\":\"fencecert-snapshot/1\"}");
-	assert_int_equal(snap_restore(f->st, d, c, f->err, sizeof(f->err)),
+	assert_int_equal(snap_store_open(f->store_root, &other, f->err,
+					 sizeof(f->err)), 0);
+	assert_int_equal(snap_restore(other, d, c, f->err, sizeof(f->err)),
 			 FC_CORRUPT);
+	assert_non_null(strstr(f->err, "named after"));
+	snap_store_close(other);
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* No restore's temporary file left in dir. */
+static void assert_no_temporaries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		assert_null(strstr(e->d_name, ".snap-tmp-"));
+	closedir(d);
+}
+
+/* A handle reads a state's manifest once: what it checked is what it
+ * restores, whatever the file says later; a file that is not there yet
+ * is written in place, one that is there replaced. */
+static void test_restore_keeps_manifest(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b = new_dir(f), *c = new_dir(f);
+	char d[SNAP_DIGEST_HEX + 1], again[SNAP_DIGEST_HEX + 1], man[512];
+	struct stat before, after;
+
+	put_text(at(a, "journal.db"), "committed");
+	put_text(at(a, "x.txt"), "x");
+	take(f, a, d);
+	restore(f, d, b);
+	assert_text(at(b, "journal.db"), "committed");
+	snprintf(man, sizeof(man), "%s/states/%s.json", f->store_root, d);
+	assert_int_equal(chmod(man, 0644), 0);
+	put_text(man, "{\"entries\":[],\"format\":\"fencecert-snapshot/1\"}");
+	restore(f, d, c);
+	take(f, c, again);
+	assert_string_equal(again, d);
+	/* over a state with other bytes: replaced (a new file), the rest
+	 * left as it is */
+	put_text(at(b, "journal.db"), "changed");
+	assert_int_equal(stat(at(b, "journal.db"), &before), 0);
+	restore(f, d, b);
+	assert_int_equal(stat(at(b, "journal.db"), &after), 0);
+	assert_true(before.st_ino != after.st_ino);
+	assert_text(at(b, "journal.db"), "committed");
+	assert_no_temporaries(b);
 	free(a);
 	free(b);
 	free(c);
@@ -959,6 +1012,7 @@ int main(void)
 		T(test_repeat_take_sees_rewrite),
 		T(test_errors),
 		T(test_tampered_store),
+		T(test_restore_keeps_manifest),
 		T(test_limit),
 		T(test_power_baseline_survives),
 		T(test_power_synced_content_only),

@@ -12,10 +12,15 @@
  *     level; the whole manifest is sorted once, by path, when it is
  *     committed, which puts every parent before what it holds.
  *   - Restore prunes first (depth first: what the state lacks goes), then
- *     creates in manifest order; every file it writes is renamed into
- *     place, so a process holding the old file open keeps the old bytes.
- *     What it writes it also puts in the cache, so the take that usually
- *     follows a restore does not read the files back.
+ *     creates in manifest order.  A file that is there is replaced by one
+ *     renamed into place, so a process holding the old file open keeps
+ *     the old bytes; one that is not (a fresh schedule's directory) is
+ *     written where it goes, since nobody can hold it.  What it writes it
+ *     also puts in the cache, so the take that usually follows a restore
+ *     does not read the files back.
+ *   - A manifest is read, parsed and checked against its name once per
+ *     store handle; the checked entries stay in memory (SNAP_MANIFESTS of
+ *     them), where nothing a route does can reach them.
  *   - The cache is keyed by absolute path and trusted only under the
  *     racily-clean rule of snapshot.h (invariant 5); the clock it compares
  *     with is the coarse one the kernel stamps files with.
@@ -47,6 +52,13 @@
 #define SNAP_FIRST_BUCKETS 1024
 #define SNAP_TMP_PREFIX ".snap-tmp-"
 #define SNAP_HASH_PREFIX 7 /* "sha256:" of identity_hash_final() */
+#define SNAP_MANIFESTS 256  /* checked manifests a handle keeps */
+
+/* A manifest as restore checked it, by state digest. */
+struct kept_manifest {
+	char digest[SNAP_DIGEST_HEX + 1];
+	struct snap_manifest m;
+};
 
 /* What the store remembers of one file it hashed. */
 struct cache_ent {
@@ -68,6 +80,8 @@ struct snap_store {
 	unsigned long long max;    /* snap_store_limit(): 0, none */
 	unsigned long long *used;  /* bytes of new objects, maybe shared */
 	unsigned long long own_used;
+	struct kept_manifest *kept; /* SNAP_MANIFESTS slots, filled in turn */
+	size_t nkept, next_kept;
 };
 
 int snap__fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -278,6 +292,9 @@ void snap_store_close(snap_store *st)
 		return;
 	if (st->bucket)
 		cache_clear(st);
+	for (size_t i = 0; i < st->nkept; i++)
+		snap__manifest_release(&st->kept[i].m);
+	free(st->kept);
 	free(st->bucket);
 	free(st->buf);
 	free(st->objects);
@@ -893,7 +910,8 @@ int snap_take(snap_store *st, const char *dir,
 
 struct restore {
 	snap_store *st;
-	struct snap_manifest m;    /* sorted, checked */
+	const struct snap_manifest *m; /* sorted, checked: the store's, or */
+	struct snap_manifest own;      /* this one when it keeps none */
 	char path[PATH_MAX];
 	size_t rootlen;
 	char *err;
@@ -974,7 +992,6 @@ out:
 	return rc;
 }
 
-/* Read and check state digest's manifest into r->m. */
 /* Is root the manifest whose canonical text hashes to digest? */
 static bool manifest_named(json_t *root, const char *digest)
 {
@@ -988,7 +1005,9 @@ static bool manifest_named(json_t *root, const char *digest)
 	return strcmp(full + SNAP_HASH_PREFIX, digest) == 0;
 }
 
-static int load_manifest(struct restore *r, const char *digest)
+/* Read and check state digest's manifest into m. */
+static int read_manifest(struct restore *r, const char *digest,
+			 struct snap_manifest *m)
 {
 	char path[PATH_MAX];
 	json_error_t jerr;
@@ -1023,13 +1042,52 @@ static int load_manifest(struct restore *r, const char *digest)
 				  "corrupt manifest '%s'", path);
 	}
 	for (i = 0; !rc && i < json_array_size(entries); i++)
-		rc = load_entry(&r->m, json_array_get(entries, i));
+		rc = load_entry(m, json_array_get(entries, i));
 	json_decref(root);
-	if (rc)
+	if (rc) {
+		snap__manifest_release(m);
 		return snap__fail(r->err, r->errlen, rc,
 				  rc == FC_NOMEM ? "out of memory reading '%s'"
 						 : "corrupt manifest '%s'",
 				  path);
+	}
+	return 0;
+}
+
+/* State digest's manifest into r->m: the one this handle checked before,
+ * or read and checked now and kept (in the next slot, round the
+ * SNAP_MANIFESTS of them; r->own when there is no room for slots). */
+static int load_manifest(struct restore *r, const char *digest)
+{
+	snap_store *st = r->st;
+	struct kept_manifest *k;
+	int rc;
+
+	for (size_t i = 0; i < st->nkept; i++)
+		if (strcmp(st->kept[i].digest, digest) == 0) {
+			r->m = &st->kept[i].m;
+			return 0;
+		}
+	if (!st->kept)
+		st->kept = calloc(SNAP_MANIFESTS, sizeof(*st->kept));
+	if (!st->kept) {
+		r->m = &r->own;
+		return read_manifest(r, digest, &r->own);
+	}
+	if (st->nkept < SNAP_MANIFESTS) {
+		k = &st->kept[st->nkept];
+	} else {
+		k = &st->kept[st->next_kept];
+		st->next_kept = (st->next_kept + 1) % SNAP_MANIFESTS;
+		snap__manifest_release(&k->m);
+		k->digest[0] = '\0';
+	}
+	if ((rc = read_manifest(r, digest, &k->m)))
+		return rc;
+	if (st->nkept < SNAP_MANIFESTS)
+		st->nkept++;
+	put(k->digest, sizeof(k->digest), "%s", digest);
+	r->m = &k->m;
 	return 0;
 }
 
@@ -1059,7 +1117,7 @@ static int prune(struct restore *r, size_t len)
 					r->path, nm.v[i]);
 			break;
 		}
-		e = find_entry(&r->m, r->path + r->rootlen + 1);
+		e = find_entry(r->m, r->path + r->rootlen + 1);
 		if (snap__stat(r->path, &sx) < 0) {
 			if (errno != ENOENT)
 				rc = snap__fail(r->err, r->errlen, FC_IO,
@@ -1094,26 +1152,34 @@ static void parent_of(const char *path, char buf[PATH_MAX])
 	buf[n] = '\0';
 }
 
-/* Copy the object open as `in` into a new temporary file beside r->path,
- * with ent's mode, and rename it over r->path. */
-/* The object's bytes, hashed on the way: a store the route could reach
+/* Copy the object open as `in` to r->path with ent's mode: into a new
+ * temporary file beside it renamed over it when `there` (something is at
+ * r->path), else into r->path itself, created.
+ * The object's bytes, hashed on the way: a store the route could reach
  * and edit must not seed a schedule with what was never recorded, so an
  * object whose content is not its name is FC_CORRUPT. */
-static int write_file(struct restore *r, const struct snap_entry *ent, int in)
+static int write_file(struct restore *r, const struct snap_entry *ent, int in,
+		      bool there)
 {
 	char dir[PATH_MAX], tmp[PATH_MAX], full[IDENTITY_DIGEST_LEN + 1];
 	struct identity_hash *h = identity_hash_new();
-	int out, rc = 0, e = 0;
+	int out = -1, rc = 0, e = 0;
 
 	if (!h)
 		return snap__fail(r->err, r->errlen, FC_NOMEM,
 				  "out of memory restoring '%s'", r->path);
 	parent_of(r->path, dir);
-	if ((out = make_temp(dir, tmp)) < 0) {
+	if (!there) {
+		out = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		there = out < 0 && errno == EEXIST;
+		put(tmp, sizeof(tmp), "%s", r->path);
+	}
+	if (there)
+		out = make_temp(dir, tmp);
+	if (out < 0) {
 		identity_hash_final(h, full);
-		return snap__fail(r->err, r->errlen, FC_IO,
-				  "cannot create a file in '%s': %s", dir,
-				  strerror(errno));
+		return snap__fail(r->err, r->errlen, FC_IO, "cannot create '%s': %s",
+				  tmp, strerror(errno));
 	}
 	rc = copy_hashed(r->st, in, NULL, 0, out, h);
 	if (rc)
@@ -1131,7 +1197,7 @@ static int write_file(struct restore *r, const struct snap_entry *ent, int in)
 		rc = -1, e = errno;
 	if (close(out) < 0 && !rc)
 		rc = -1, e = errno;
-	if (!rc && rename(tmp, r->path) < 0)
+	if (!rc && strcmp(tmp, r->path) != 0 && rename(tmp, r->path) < 0)
 		rc = -1, e = errno;
 	if (rc) {
 		unlink(tmp);
@@ -1146,9 +1212,10 @@ static int restore_file(struct restore *r, const struct snap_entry *e)
 	char obj[PATH_MAX];
 	const char *cached;
 	struct statx sx;
+	bool there = snap__stat(r->path, &sx) == 0 || errno != ENOENT;
 	int in, rc;
 
-	if (snap__stat(r->path, &sx) == 0 && S_ISREG(sx.stx_mode) &&
+	if (there && S_ISREG(sx.stx_mode) &&
 	    (sx.stx_mode & 07777) == e->mode &&
 	    (cached = cache_lookup(r->st, r->path, &sx)) &&
 	    strcmp(cached, e->object) == 0)
@@ -1159,7 +1226,7 @@ static int restore_file(struct restore *r, const struct snap_entry *e)
 				  errno == ENOENT ? FC_CORRUPT : FC_IO,
 				  "cannot open object '%s' of '%s': %s", obj,
 				  e->path, strerror(errno));
-	rc = write_file(r, e, in);
+	rc = write_file(r, e, in, there);
 	close(in);
 	/* what was just written is known: the next take need not read it */
 	if (!rc && snap__stat(r->path, &sx) == 0)
@@ -1216,8 +1283,8 @@ static int create_all(struct restore *r)
 {
 	int rc = 0;
 
-	for (size_t i = 0; !rc && i < r->m.n; i++) {
-		const struct snap_entry *e = &r->m.v[i];
+	for (size_t i = 0; !rc && i < r->m->n; i++) {
+		const struct snap_entry *e = &r->m->v[i];
 
 		if (!snap__path_push(r->path, r->rootlen, e->path))
 			return snap__fail(r->err, r->errlen, FC_IO,
@@ -1243,6 +1310,6 @@ int snap_restore(snap_store *st, const char *digest, const char *dir,
 		rc = prune(&r, r.rootlen);
 	if (!rc)
 		rc = create_all(&r);
-	snap__manifest_release(&r.m);
+	snap__manifest_release(&r.own);
 	return rc;
 }
