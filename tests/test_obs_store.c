@@ -3,7 +3,8 @@
  * an observation that repeats another answers every question as the one
  * it repeats, a write to either gives the repeat its own rows first, and
  * a store copied from another holds what that one held and nothing it
- * does later.
+ * does later, and a store lent to a schedule comes back without its
+ * observations.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -356,6 +357,47 @@ static void test_keep_then_repeat_in_a_copy(void **state)
 	obs_store_free(ref);
 }
 
+/* What a worker does now: each schedule borrows the cache's store (no
+ * copy), keeps its observations there, and gives it back.  The next loan
+ * starts with no observation of the last (they would show as its own
+ * otherwise: a duplicate the next schedule never made), repeats what was
+ * kept, and answers as the reference does; a lender cannot be lent twice,
+ * and one freed while lent goes when the loan comes back. */
+static void test_loans(void **state)
+{
+	obs_store *cache = expecting(2), *l1, *l2, *ref = expecting(2);
+	char err[200];
+
+	(void)state;
+	assert_int_equal(obs_store_borrow(cache, &l1, err, sizeof(err)), 0);
+	assert_int_equal(obs_store_borrow(cache, &l2, err, sizeof(err)),
+			 FC_USAGE);
+	assert_null(l2);
+	assert_int_equal(obs_store_borrow(l1, &l2, err, sizeof(err)), FC_USAGE);
+	fill(l1, 0, doubled, 5);
+	fill(l1, 1, complete, 4);
+	assert_int_equal(obs_store_add(l1, 2, "r1", 3), 0);
+	assert_int_equal(obs_store_keep(cache, l1, 1), 0);
+	/* kept: the loan's own observation 1 does not count as kept */
+	assert_int_equal(obs_store_rows_total(cache, 1 << 30), 4);
+	obs_store_free(l1);
+
+	assert_int_equal(obs_store_borrow(cache, &l2, err, sizeof(err)), 0);
+	for (int n = 0; n <= 2; n++)
+		assert_int_equal(obs_store_rows_total(l2, n), 0);
+	assert_int_equal(obs_store_count(l2, 2, "r1"), 0);
+	fill(l2, 0, complete_again, 4);
+	fill(l2, 1, NULL, 0);
+	plain(ref, 0, complete_again, 4);
+	for (int n = 0; n <= 1; n++)
+		same_answers(l2, ref, n);
+	/* the cache goes first: its loan still works, then both go */
+	obs_store_free(cache);
+	same_answers(l2, ref, 0);
+	obs_store_free(l2);
+	obs_store_free(ref);
+}
+
 /* An observation past the bound goes to the table unnamed and still
  * answers right; a fill cannot be nested; a rollback ends a fill. */
 static void test_fill_bound_and_misuse(void **state)
@@ -483,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_fill_repeats_equal_rows),
 		cmocka_unit_test(test_kept_answers_follow_writes),
 		cmocka_unit_test(test_keep_then_repeat_in_a_copy),
+		cmocka_unit_test(test_loans),
 		cmocka_unit_test(test_fill_bound_and_misuse),
 		cmocka_unit_test(test_reviewed_edges),
 	};

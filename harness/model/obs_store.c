@@ -25,6 +25,11 @@
  *     and digest lose an observation's entries whenever its rows are
  *     written (forget()) and all of them when the expected rows change.
  *     Both are tables, so a page copy (obs_store_open_copy) carries them.
+ *  7. A loan (obs_store_borrow) is the lender's connection and statements
+ *     under a handle of its own (repeats, fill, messages): it starts and
+ *     ends with no observation numbered below KEPT_BASE in the database
+ *     (purge()), so what one schedule observed never shows in the next;
+ *     a loan whose purge failed leaves its lender refusing loans.
  */
 #include <limits.h>
 #include <sqlite3.h>
@@ -75,6 +80,9 @@ enum stmt {
 	S_KEPT_ROWS,
 	S_EXPECTED_ROWS,
 	S_OPS,
+	S_PURGE_OBS,
+	S_PURGE_DIGEST,
+	S_PURGE_MEMO,
 	S_COUNT_ALL
 };
 
@@ -132,6 +140,10 @@ static const char *const stmt_sql[S_COUNT_ALL] = {
 	[S_KEPT_ROWS] = "SELECT COUNT(*) FROM obs WHERE n >= ?1",
 	[S_EXPECTED_ROWS] = "SELECT COUNT(*) FROM expected",
 	[S_OPS] = "SELECT DISTINCT op FROM expected ORDER BY op",
+	/* a loan's observations: every one numbered below ?1 (KEPT_BASE) */
+	[S_PURGE_OBS] = "DELETE FROM obs WHERE n < ?1",
+	[S_PURGE_DIGEST] = "DELETE FROM digest WHERE n < ?1",
+	[S_PURGE_MEMO] = "DELETE FROM rowsum WHERE n < ?1",
 };
 
 static const char settings[] =
@@ -159,8 +171,14 @@ struct fill_row {
 };
 
 struct obs_store {
-	sqlite3 *db;
-	sqlite3_stmt *st[S_COUNT_ALL];
+	sqlite3 *db;            /* a loan's: its lender's */
+	sqlite3_stmt **st;      /* own_st, or the lender's (invariant 7) */
+	sqlite3_stmt *own_st[S_COUNT_ALL];
+	obs_store *lender;      /* a loan's; NULL */
+	bool lent;              /* a loan of this store is out */
+	bool spoiled;           /* a loan's purge failed: no more loans */
+	bool freed;             /* freed while lent: the loan's return
+				   frees it */
 	int *same;     /* same[n]: 1 + the observation n repeats, 0: its own
 			  rows (invariant 4) */
 	size_t nsame;
@@ -217,6 +235,7 @@ static int open_store(const char *path, const obs_store *from,
 		snprintf(err, errlen, "out of memory");
 		return FC_NOMEM;
 	}
+	s->st = s->own_st;
 	if (path && *path)
 		unlink(path); /* scratch: a file left by an earlier run */
 	if (sqlite3_open_v2(path ? path : ":memory:", &s->db, flags, NULL) !=
@@ -277,13 +296,28 @@ static bool is_filling(const obs_store *s, int n)
 	return s->fill.on && s->fill.n == n;
 }
 
+static int purge(obs_store *s);
+
 void obs_store_free(obs_store *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < S_COUNT_ALL; i++)
-		sqlite3_finalize(s->st[i]);
-	sqlite3_close(s->db);
+	if (s->lent) {
+		s->freed = true; /* its loan still reads and writes through it */
+		return;
+	}
+	if (s->lender) {
+		obs_store_rollback(s);
+		s->lender->lent = false;
+		if (s->lender->freed)
+			obs_store_free(s->lender);
+		else if (purge(s))
+			s->lender->spoiled = true;
+	} else {
+		for (int i = 0; i < S_COUNT_ALL; i++)
+			sqlite3_finalize(s->own_st[i]);
+		sqlite3_close(s->db);
+	}
 	fill_reset(s);
 	free(s->same);
 	free(s);
@@ -361,6 +395,50 @@ static int run(obs_store *s, sqlite3_stmt *st)
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : fail(s, "cannot write a row");
+}
+
+/* Invariant 7: no observation numbered below KEPT_BASE left. */
+static int purge(obs_store *s)
+{
+	int rc = run(s, prep(s, S_PURGE_OBS, 1, KEPT_BASE, 0, 0));
+
+	if (!rc)
+		rc = run(s, prep(s, S_PURGE_DIGEST, 1, KEPT_BASE, 0, 0));
+	return rc ? rc : run(s, prep(s, S_PURGE_MEMO, 1, KEPT_BASE, 0, 0));
+}
+
+int obs_store_borrow(obs_store *s, obs_store **out, char *err, size_t errlen)
+{
+	obs_store *l;
+	int rc;
+
+	*out = NULL;
+	if (s->lender || s->lent || s->spoiled || s->nsame || s->fill.on ||
+	    !sqlite3_get_autocommit(s->db)) {
+		snprintf(err, errlen, "cannot lend an observation store that is "
+			 "%s", s->lender ? "a loan" : s->lent ? "lent" :
+			 s->spoiled ? "spoiled" : "in use");
+		return FC_USAGE;
+	}
+	if (!(l = calloc(1, sizeof(*l)))) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	l->db = s->db;
+	l->st = s->st;
+	l->lender = s;
+	l->expect_changed = s->expect_changed;
+	l->filled_same = -1;
+	if ((rc = purge(l))) {
+		snprintf(err, errlen, "cannot lend the observation store: %s",
+			 l->errmsg);
+		s->spoiled = true;
+		free(l);
+		return rc;
+	}
+	s->lent = true;
+	*out = l;
+	return 0;
 }
 
 static sqlite3_stmt *bind_key(sqlite3_stmt *st, int i, const char *key)
@@ -956,7 +1034,9 @@ int obs_store_keep(obs_store *to, obs_store *from, int n)
 	if (!to || !from || n < 0)
 		return 0;
 	n = at(from, n);
-	if ((rc = name_of(from, n, d)) || !d[0] || named(to, d) >= 0)
+	/* (from may be a loan of to: its own observations are in the table,
+	 * numbered below KEPT_BASE, and do not count) */
+	if ((rc = name_of(from, n, d)) || !d[0] || named(to, d) >= KEPT_BASE)
 		return rc; /* unnamed, or already kept */
 	k = scalar(prep(to, S_KEPT_NEXT, 1, KEPT_BASE, 0, 0));
 	if (k < KEPT_BASE || k >= KEPT_BASE + KEPT_MAX ||

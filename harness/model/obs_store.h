@@ -49,7 +49,19 @@ int obs_store_open(const char *path, obs_store **out, char *err,
  * FC_USAGE when `from` has observations that repeat others. */
 int obs_store_open_copy(const obs_store *from, const char *path,
 			obs_store **out, char *err, size_t errlen) FC_MUST_CHECK;
-void obs_store_free(obs_store *s); /* NULL is a no-op */
+/* A loan of s (*out) for one schedule: a store over s's own database
+ * that holds what s holds (expected rows, kept observations) and takes
+ * the schedule's observations, with none of the cost of a copy (no new
+ * database, no statement prepared again).  Freeing the loan deletes its
+ * observations (those numbered below 2^30) and gives s back; a failure
+ * there leaves s refusing loans.  One loan at a time; while it is out, s
+ * is only read, or given kept observations by obs_store_keep(s, loan, n);
+ * s freed while lent goes when the loan is freed.
+ * FC_USAGE when s is a loan, lent, refusing loans, or holds repeats, a
+ * fill or a transaction. */
+int obs_store_borrow(obs_store *s, obs_store **out, char *err,
+		     size_t errlen) FC_MUST_CHECK;
+void obs_store_free(obs_store *s); /* NULL is a no-op; a loan: given back */
 const char *obs_store_errmsg(const obs_store *s);
 
 /* Batch the writes between them in one transaction; a rollback undoes

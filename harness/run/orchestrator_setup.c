@@ -217,8 +217,10 @@ static char *workload_shape(const struct workgen *wg, size_t n)
 	return shape;
 }
 
-/* rec->rows with the workload's expected rows: a copy of the cache's when
- * it holds this workload's, else inserted here (and then kept there). */
+/* rec->rows with the workload's expected rows: a loan of the cache's
+ * store when it holds this workload's (obs_store_borrow: given back, its
+ * observations gone, when the record is freed), else inserted here (and
+ * then kept there). */
 static int open_rows(const struct orch_sched *s, const struct workgen *wg,
 		     size_t n, char *err, size_t errlen)
 {
@@ -231,9 +233,12 @@ static int open_rows(const struct orch_sched *s, const struct workgen *wg,
 		return FC_NOMEM;
 	/* not in s->p->dir: the route may write there (obs_store.h) */
 	if (c && c->shape && strcmp(c->shape, shape) == 0) {
-		free(shape);
-		return obs_store_open_copy(c->expected, "", &rec->rows, err,
-					   errlen);
+		if (obs_store_borrow(c->expected, &rec->rows, err, errlen) == 0) {
+			free(shape);
+			return 0;
+		}
+		/* a store that cannot lend is not kept: start again */
+		orch_cache_release(c);
 	}
 	rc = obs_store_open("", &rec->rows, err, errlen);
 	if (!rc && (rc = expect_rows(rec->rows, wg, n)))
