@@ -10,8 +10,8 @@
 #
 # 1. The every-failpoint exploration of the SQLite route
 #    (scenarios/exhaustive.yaml --route c-sqlite --only every-failpoint) at
-#    --jobs 2: baseline, recorded and --reexecute in turn, three times (the
-#    median is robust to one stalled run); each run,
+#    --jobs 2: baseline, recorded and --reexecute in turn, five times (the
+#    median is robust to two stalled runs); each run,
 #    the medians, judged schedules/s and the ratios (target: recorded >=
 #    3x the baseline), CPU ms per judged schedule, and from the recorded
 #    run's report the schedules executed and inherited, the distinct
@@ -20,8 +20,9 @@
 #    recorded run again with --no-pin, for what keeping each worker and
 #    its routes on one CPU is worth (harness.md, "CPUs").  An
 #    inherited schedule is judged with 0 attempts.  And the floor
-#    (bench/bench_floor.c, one round of it right before each recorded
-#    run, so that it meets the same load): a minimal forked attempt with
+#    (bench/bench_floor.c, one round of it right before and one right
+#    after each recorded run, their mean that run's floor, so that it
+#    meets the same load): a minimal forked attempt with
 #    raw SQLite on this machine, and the schedules/s a harness that
 #    re-executes every schedule could reach at zero cost, at the
 #    --reexecute runs' attempts per schedule; the recorded run must beat
@@ -55,7 +56,7 @@
 #
 # Dropped, for time: every-failpoint at --jobs 4 and with exec'd attempts
 # (no fork server), which measured what the fork server is worth, not what
-# recording is.  Even so the script takes 6 to 9 minutes on 2 shared cores
+# recording is.  Even so the script takes 7 to 10 minutes on 2 shared cores
 # (the baseline's build about 15 s, its exhaustive run 40 to 50).
 set -eu
 BUILD=${BUILD:-build}
@@ -212,18 +213,20 @@ def pinning(log, rec, unp):
                  "%.2fx" % (rate(x) / max(rate(y), 1e-9)) for x, y in zip(a, u))))
 
 def floor(log, rec, rex, floor_out):
-    """The floor measured beside each recorded run (FLOOR_OUT holds one
-    bench_floor round per recorded run, in order): per round, what a
-    harness at no cost re-executing the --reexecute runs' attempts per
-    schedule would reach then, and the recorded run against it."""
+    """The floor measured around each recorded run (FLOOR_OUT holds two
+    bench_floor rounds per recorded run, the one before it and the one
+    after, in order; their mean is the run's): per round, what a harness
+    at no cost re-executing the --reexecute runs' attempts per schedule
+    would reach then, and the recorded run against it."""
     rs = runs(log)
     a, b = rs[rec], rs[rex]
-    fks = [float(line.split()[4]) for line in open(floor_out)
-           if "forked per attempt" in line]
-    if len(fks) != len(a):
+    each = [float(line.split()[4]) for line in open(floor_out)
+            if "forked per attempt" in line]
+    if len(each) != 2 * len(a):
         print("bench_certify: %d floor rounds for %d recorded runs"
-              % (len(fks), len(a)), file=sys.stderr)
+              % (len(each), len(a)), file=sys.stderr)
         return
+    fks = [(each[2 * i] + each[2 * i + 1]) / 2 for i in range(len(a))]
     aps = med(b, "attempts") / max(med(b, "judged"), 1)
     ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
     tops = [ncpu * 1000.0 / (aps * fk) for fk in fks]
@@ -231,7 +234,8 @@ def floor(log, rec, rex, floor_out):
     fk, top = statistics.median(fks), statistics.median(tops)
     cpa = statistics.median(cpu_per(r, "attempts") for r in a)
     cpb = statistics.median(cpu_per(r, "attempts") for r in b)
-    print("floor beside each recorded run: forked attempt %s ms CPU; at "
+    print("floor around each recorded run (mean of the rounds before and "
+          "after it): forked attempt %s ms CPU; at "
           "%.2f attempts per schedule and no harness cost, %s schedules/s"
           % (", ".join("%.2f" % f for f in fks), aps,
              ", ".join("%.0f" % t for t in tops)))
@@ -241,7 +245,7 @@ def floor(log, rec, rex, floor_out):
     ra = statistics.median(map(rate, a))
     print("target recorded above the floor (median %.0f schedules/s "
           "re-executing %.2f attempts per schedule at no harness cost): %s "
-          "(%.1f judged schedules/s; against the floor beside it, rounds: "
+          "(%.1f judged schedules/s; against the floor around it, rounds: "
           "%s; median %.2fx the floor)"
           % (top, aps, ok(statistics.median(ratios) > 1), ra,
              ", ".join("%.2fx" % r for r in ratios),
@@ -364,7 +368,7 @@ bas="every-failpoint, c-sqlite, --jobs 2, baseline $BASELINE_REV"
 unp="every-failpoint, c-sqlite, --jobs 2, recorded, --no-pin"
 efp="--route c-sqlite --only every-failpoint --jobs 2"
 # floor_round: one round of the floor, appended to $tmp/floor (right
-# before each recorded run: the same load meets both).
+# before and right after each recorded run: the same load meets both).
 floor_round() {
 	[ -x "$BUILD/bench/bench_floor" ] || return 0
 	BENCH_FLOOR_ROUNDS=1 BENCH_FLOOR_SCHEDULES=80 \
@@ -372,17 +376,18 @@ floor_round() {
 		echo "bench_certify: bench_floor failed" >&2
 }
 : >"$tmp/floor"
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
 	run_baseline "$bas" "$tmp/efp" $efp
 	floor_round
 	run "$rec" "$tmp/efp" "$tmp/exhaustive.yaml" $efp
+	floor_round
 	run "$rex" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --reexecute
 	run "$unp" "$tmp/efp" "$tmp/exhaustive.yaml" $efp --no-pin
 done
 bench explore "$tmp/runs" "$rec" "$rex" "$bas"
 bench pinning "$tmp/runs" "$rec" "$unp"
 
-# The floor beside each recorded run, at the --reexecute runs' attempts
+# The floor around each recorded run, at the --reexecute runs' attempts
 # per schedule.
 if [ -x "$BUILD/bench/bench_floor" ] && [ -s "$tmp/floor" ]; then
 	grep "^floor: minimal" "$tmp/floor" | head -n 1
