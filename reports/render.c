@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/json_text.h"
 #include "reports/render.h"
 #include "reports/report_html.h"
 #include "reports/report_junit.h"
@@ -90,47 +91,18 @@ bool render_is_report_file(const char *name)
 	return false;
 }
 
-/* jansson hands its output over a few bytes at a time; gathered here and
- * written a block at a time (json_dumpf() makes a locked fwrite() of
- * each: a third slower on a 6 MB report). */
-struct json_sink {
-	FILE *out;
-	size_t len;
-	char buf[64 * 1024];
-};
-
-static int sink_write(const char *p, size_t n, void *data)
+/* common/json_text.h hands the text over 64 KiB at a time. */
+static int write_piece(const char *p, size_t n, void *out)
 {
-	struct json_sink *s = data;
-
-	if (s->len + n > sizeof(s->buf)) {
-		if (fwrite_unlocked(s->buf, 1, s->len, s->out) != s->len)
-			return -1;
-		s->len = 0;
-		if (n > sizeof(s->buf))
-			return fwrite_unlocked(p, 1, n, s->out) == n ? 0 : -1;
-	}
-	memcpy(s->buf + s->len, p, n);
-	s->len += n;
-	return 0;
+	return fwrite_unlocked(p, 1, n, out) == n ? 0 : -1;
 }
 
 static int dump_json(const json_t *report, FILE *out)
 {
-	struct json_sink *s = malloc(sizeof(*s));
-	int rc;
-
-	if (!s)
-		return FC_NOMEM;
-	s->out = out;
-	s->len = 0;
 	/* Members in the harness's order on one line: indentation would be
 	 * a third of the file of a big suite (`jq .` shows it indented). */
-	rc = json_dump_callback(report, sink_write, s, JSON_PRESERVE_ORDER) ||
-	     sink_write("\n", 1, s) ||
-	     fwrite_unlocked(s->buf, 1, s->len, out) != s->len;
-	free(s);
-	if (rc)
+	if (json_text_dump(report, false, write_piece, out) ||
+	    fputc_unlocked('\n', out) == EOF)
 		return FC_IO;
 	return fflush(out) || ferror(out) ? FC_IO : 0;
 }

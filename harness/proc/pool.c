@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/json_text.h"
 #include "harness/proc/pool.h"
 
 #define POOL_MAX_WORKERS 64
@@ -127,20 +128,13 @@ void pool_turn_give(void)
  * line, not once for the text and again for the "\n". */
 static int send_line(int fd, json_t *v)
 {
-	char *s = json_dumps(v, JSON_COMPACT), *line;
 	size_t len;
+	char *line = json_text_dumps(v, true, 1, &len);
 	int rc;
 
-	if (!s)
+	if (!line)
 		return FC_NOMEM;
-	len = strlen(s);
-	line = realloc(s, len + 2);
-	if (!line) {
-		free(s);
-		return FC_NOMEM;
-	}
 	line[len] = '\n';
-	line[len + 1] = '\0';
 	rc = fs_write_all(fd, line, len + 1);
 	free(line);
 	return rc;
