@@ -374,6 +374,8 @@ static void test_loans(void **state)
 			 FC_USAGE);
 	assert_null(l2);
 	assert_int_equal(obs_store_borrow(l1, &l2, err, sizeof(err)), FC_USAGE);
+	/* the lender's expected rows are not the loan's to change */
+	assert_int_equal(obs_store_expect(l1, 2, "q2"), FC_USAGE);
 	fill(l1, 0, doubled, 5);
 	fill(l1, 1, complete, 4);
 	assert_int_equal(obs_store_add(l1, 2, "r1", 3), 0);

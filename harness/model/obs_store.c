@@ -307,12 +307,15 @@ void obs_store_free(obs_store *s)
 		return;
 	}
 	if (s->lender) {
-		obs_store_rollback(s);
+		if (!sqlite3_get_autocommit(s->db))
+			obs_store_rollback(s);
 		s->lender->lent = false;
 		if (s->lender->freed)
 			obs_store_free(s->lender);
 		else if (purge(s))
 			s->lender->spoiled = true;
+		else /* the kept observations' answers stay good */
+			s->lender->expect_changed = s->expect_changed;
 	} else {
 		for (int i = 0; i < S_COUNT_ALL; i++)
 			sqlite3_finalize(s->own_st[i]);
@@ -450,6 +453,11 @@ static sqlite3_stmt *bind_key(sqlite3_stmt *st, int i, const char *key)
 
 int obs_store_expect(obs_store *s, int op, const char *key)
 {
+	if (s->lender) { /* they would outlive the loan */
+		snprintf(s->errmsg, sizeof(s->errmsg), "a loaned observation "
+			 "store takes no expected rows");
+		return FC_USAGE;
+	}
 	s->expect_changed = true;
 	return run(s, bind_key(prep(s, S_EXPECT, 1, op, 0, 0), 2, key));
 }

@@ -56,7 +56,8 @@ int obs_store_open_copy(const obs_store *from, const char *path,
  * observations (those numbered below 2^30) and gives s back; a failure
  * there leaves s refusing loans.  One loan at a time; while it is out, s
  * is only read, or given kept observations by obs_store_keep(s, loan, n);
- * s freed while lent goes when the loan is freed.
+ * s freed while lent goes when the loan is freed.  A loan takes no
+ * expected rows (obs_store_expect: FC_USAGE).
  * FC_USAGE when s is a loan, lent, refusing loans, or holds repeats, a
  * fill or a transaction. */
 int obs_store_borrow(obs_store *s, obs_store **out, char *err,
