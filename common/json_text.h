@@ -33,8 +33,9 @@
 #define JSON_TEXT_MAX_DEPTH 2048
 
 /* The text of v (an object or an array) handed to cb in pieces of up to
- * 64 KiB, as json_dump_callback(v, cb, ctx, JSON_PRESERVE_ORDER |
- * (compact ? JSON_COMPACT : 0)) would hand it over. */
+ * 64 KiB (a longer value in one piece of its own), the text
+ * json_dump_callback(v, cb, ctx, JSON_PRESERVE_ORDER |
+ * (compact ? JSON_COMPACT : 0)) would hand over. */
 int json_text_dump(const json_t *v, bool compact, json_dump_callback_t cb,
 		   void *ctx);
 

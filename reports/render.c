@@ -91,7 +91,8 @@ bool render_is_report_file(const char *name)
 	return false;
 }
 
-/* common/json_text.h hands the text over 64 KiB at a time. */
+/* common/json_text.h hands the text over 64 KiB at a time (a longer
+ * value in one piece). */
 static int write_piece(const char *p, size_t n, void *out)
 {
 	return fwrite_unlocked(p, 1, n, out) == n ? 0 : -1;

@@ -102,8 +102,10 @@ static void test_strings(void **state)
 				(json_int_t)i)), 0);
 	}
 	assert_int_equal(json_object_set_new(o, "all", a), 0);
-	/* a NUL inside a string (jansson allows it with a length) */
+	/* a NUL inside a string and a key (jansson allows both with a
+	 * length) */
 	assert_int_equal(json_object_set_new(o, "nul", json_stringn("a\0b", 3)), 0);
+	assert_int_equal(json_object_setn_new(o, "k\0ey", 4, json_null()), 0);
 	same_as_jansson(o);
 	json_decref(o);
 }
@@ -140,6 +142,7 @@ static void test_refused(void **state)
 {
 	json_t *bad = json_pack("{s:o}", "v", json_stringn_nocheck("\xff", 1));
 	json_t *badkey = json_object(), *deep = json_array(), *at = deep;
+	json_t *scalar = json_string("scalar");
 	struct collected c = { 0 };
 	size_t len;
 
@@ -152,9 +155,8 @@ static void test_refused(void **state)
 	assert_int_equal(json_object_setn_new_nocheck(badkey, "\xc3", 1,
 						      json_true()), 0);
 	assert_null(json_text_dumps(badkey, false, 0, &len));
-	json_t *s = json_string("scalar");
-	assert_null(json_text_dumps(s, false, 0, &len));
-	json_decref(s);
+	assert_null(json_text_dumps(scalar, false, 0, &len));
+	json_decref(scalar);
 	for (int i = 0; i < JSON_TEXT_MAX_DEPTH + 5; i++) {
 		json_t *next = json_array();
 		assert_int_equal(json_array_append_new(at, next), 0);

@@ -254,6 +254,7 @@ static const struct row complete[] = { { "r1", 1 }, { "r2", 1 }, { "r3", 1 },
 /* the same rows in another order, one count given in two parts */
 static const struct row complete_again[] = { { "q1", 1 }, { "r3", 1 },
 					     { "r2", 1 }, { "r1", 1 } };
+static const struct row single_r1[] = { { "r1", 1 } };
 static const struct row doubled[] = { { "r1", 2 }, { "r2", 1 }, { "r2", 1 },
 				      { "r3", 2 }, { "x", 2 } };
 
@@ -359,13 +360,16 @@ static void test_keep_then_repeat_in_a_copy(void **state)
 
 /* What a worker does now: each schedule borrows the cache's store (no
  * copy), keeps its observations there, and gives it back.  The next loan
- * starts with no observation of the last (they would show as its own
- * otherwise: a duplicate the next schedule never made), repeats what was
- * kept, and answers as the reference does; a lender cannot be lent twice,
- * and one freed while lent goes when the loan comes back. */
+ * starts with nothing of the last -- no row (it would show as its own: a
+ * duplicate the next schedule never made), no kept answer, no name of a
+ * content (a fill would repeat an observation that is gone) -- repeats
+ * what was kept, and answers as the reference does; a lender cannot be
+ * lent twice, neither takes expected rows meanwhile, and one freed while
+ * lent goes when the loan comes back. */
 static void test_loans(void **state)
 {
 	obs_store *cache = expecting(2), *l1, *l2, *ref = expecting(2);
+	struct obs_rowsum sum;
 	char err[200];
 
 	(void)state;
@@ -376,18 +380,31 @@ static void test_loans(void **state)
 	assert_int_equal(obs_store_borrow(l1, &l2, err, sizeof(err)), FC_USAGE);
 	/* the lender's expected rows are not the loan's to change */
 	assert_int_equal(obs_store_expect(l1, 2, "q2"), FC_USAGE);
+	/* nor is the lender's while it is lent */
+	assert_int_equal(obs_store_expect(cache, 2, "q2"), FC_USAGE);
 	fill(l1, 0, doubled, 5);
 	fill(l1, 1, complete, 4);
+	fill(l1, 3, single_r1, 1);
 	assert_int_equal(obs_store_add(l1, 2, "r1", 3), 0);
 	assert_int_equal(obs_store_keep(cache, l1, 1), 0);
+	/* an answer about the loan's observation 2, kept with it */
+	assert_int_equal(obs_store_op_rows(l1, 2, 1, &sum), 0);
+	assert_int_equal(sum.present, 1);
 	/* kept: the loan's own observation 1 does not count as kept */
 	assert_int_equal(obs_store_rows_total(cache, 1 << 30), 4);
 	obs_store_free(l1);
 
 	assert_int_equal(obs_store_borrow(cache, &l2, err, sizeof(err)), 0);
-	for (int n = 0; n <= 2; n++)
+	for (int n = 0; n <= 3; n++)
 		assert_int_equal(obs_store_rows_total(l2, n), 0);
 	assert_int_equal(obs_store_count(l2, 2, "r1"), 0);
+	/* no answer the last loan kept about its observation 2 */
+	assert_int_equal(obs_store_op_rows(l2, 2, 1, &sum), 0);
+	assert_int_equal(sum.present, 0);
+	/* nor its name for observation 3's rows: a fill of them here holds
+	 * them (it would repeat the gone observation 3 otherwise) */
+	fill(l2, 4, single_r1, 1);
+	assert_int_equal(obs_store_rows_total(l2, 4), 1);
 	fill(l2, 0, complete_again, 4);
 	fill(l2, 1, NULL, 0);
 	plain(ref, 0, complete_again, 4);

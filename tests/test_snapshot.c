@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -633,6 +634,73 @@ static void test_restore_keeps_manifest(void **state)
 	free(c);
 }
 
+/* A fresh directory gets every file written where it goes: nothing is
+ * renamed into it (a rename is what makes a process holding the old file
+ * keep the old bytes, and there is no old file). */
+static void test_restore_fresh_in_place(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b = new_dir(f), buf[4096];
+	char d[SNAP_DIGEST_HEX + 1], again[SNAP_DIGEST_HEX + 1];
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), created = 0;
+	ssize_t n;
+
+	put_text(at(a, "journal.db"), "committed");
+	put_text(at(a, "target.db"), "rows");
+	take(f, a, d);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, b, IN_CREATE | IN_MOVED_TO) >= 0);
+	restore(f, d, b);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			assert_false(ev->mask & IN_MOVED_TO);
+			created += (ev->mask & IN_CREATE) != 0;
+			p += sizeof(*ev) + ev->len;
+		}
+	assert_int_equal(created, 2);
+	take(f, b, again);
+	assert_string_equal(again, d);
+	close(in);
+	free(a);
+	free(b);
+}
+
+/* The handle keeps the last SNAP_MANIFESTS_KEPT manifests it checked: an
+ * older one is read and checked again (an edit is refused then), a
+ * recent one is not. */
+static void test_restore_forgets_oldest(void **state)
+{
+	struct fx *f = *state;
+	char d[SNAP_MANIFESTS_KEPT + 1][SNAP_DIGEST_HEX + 1], man[PATH_MAX + 512];
+	char text[32];
+	char *src = new_dir(f), *dst;
+
+	for (int i = 0; i <= SNAP_MANIFESTS_KEPT; i++) {
+		snprintf(text, sizeof(text), "state %d", i);
+		put_text(at(src, "journal.db"), text);
+		take(f, src, d[i]);
+		dst = new_dir(f);
+		restore(f, d[i], dst);
+		free(dst);
+	}
+	for (int i = 0; i <= SNAP_MANIFESTS_KEPT; i += SNAP_MANIFESTS_KEPT) {
+		snprintf(man, sizeof(man), "%s/states/%s.json", f->store_root,
+			 d[i]);
+		assert_int_equal(chmod(man, 0644), 0);
+		put_text(man, "{\"entries\":[],\"format\":\"fencecert-snapshot/1\"}");
+	}
+	dst = new_dir(f);
+	restore(f, d[SNAP_MANIFESTS_KEPT], dst); /* kept: as checked */
+	assert_text(at(dst, "journal.db"), text);
+	free(dst);
+	dst = new_dir(f);
+	assert_int_equal(snap_restore(f->st, d[0], dst, f->err, sizeof(f->err)),
+			 FC_CORRUPT);
+	free(dst);
+	free(src);
+}
+
 /* --- power loss ------------------------------------------------------- */
 
 static snap_durable *durable(struct fx *f, const char *dir)
@@ -1013,6 +1081,8 @@ int main(void)
 		T(test_errors),
 		T(test_tampered_store),
 		T(test_restore_keeps_manifest),
+		T(test_restore_fresh_in_place),
+		T(test_restore_forgets_oldest),
 		T(test_limit),
 		T(test_power_baseline_survives),
 		T(test_power_synced_content_only),

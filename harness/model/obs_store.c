@@ -29,7 +29,11 @@
  *     under a handle of its own (repeats, fill, messages): it starts and
  *     ends with no observation numbered below KEPT_BASE in the database
  *     (purge()), so what one schedule observed never shows in the next;
- *     a loan whose purge failed leaves its lender refusing loans.
+ *     a loan whose purge failed leaves its lender refusing loans.  A kept
+ *     copy of a loan's observation takes over its name (digest holds a
+ *     content once): the loan's observation goes unnamed, which only
+ *     obs_store_keep() would read, and a later fill of those rows
+ *     repeats the kept one.
  */
 #include <limits.h>
 #include <sqlite3.h>
@@ -48,7 +52,7 @@
 /* obs_store_keep(): where kept observations are numbered from, so that no
  * record's observation (numbered from 0 by attempt) meets one; how many;
  * and how many rows in all, beyond twice the expected ones, since every
- * copy of the store pays for them. */
+ * schedule's questions range over them. */
 #define KEPT_BASE (1 << 30)
 #define KEPT_MAX 4
 #define KEPT_SLACK_ROWS 256
@@ -453,9 +457,10 @@ static sqlite3_stmt *bind_key(sqlite3_stmt *st, int i, const char *key)
 
 int obs_store_expect(obs_store *s, int op, const char *key)
 {
-	if (s->lender) { /* they would outlive the loan */
-		snprintf(s->errmsg, sizeof(s->errmsg), "a loaned observation "
-			 "store takes no expected rows");
+	if (s->lender || s->lent) { /* a loan's would outlive it; a lent
+				       store's answers are the loan's */
+		snprintf(s->errmsg, sizeof(s->errmsg), "a %s observation store "
+			 "takes no expected rows", s->lent ? "lent" : "loaned");
 		return FC_USAGE;
 	}
 	s->expect_changed = true;

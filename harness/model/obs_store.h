@@ -44,20 +44,21 @@ int obs_store_open(const char *path, obs_store **out, char *err,
 		   size_t errlen) FC_MUST_CHECK;
 /* The same, holding a copy of everything `from` holds (its expected rows,
  * observations, the names of their contents and the counts already
- * answered), copied page by page: how a worker starts each schedule's
- * store from the expected rows of a workload it has seen.
+ * answered), copied page by page: how a worker makes the store it lends
+ * to the schedules of a workload (obs_store_borrow) from the first one's.
  * FC_USAGE when `from` has observations that repeat others. */
 int obs_store_open_copy(const obs_store *from, const char *path,
 			obs_store **out, char *err, size_t errlen) FC_MUST_CHECK;
 /* A loan of s (*out) for one schedule: a store over s's own database
- * that holds what s holds (expected rows, kept observations) and takes
- * the schedule's observations, with none of the cost of a copy (no new
+ * that holds s's expected rows and kept observations (any other
+ * observation of s, numbered below 2^30, is deleted) and takes the
+ * schedule's observations, with none of the cost of a copy (no new
  * database, no statement prepared again).  Freeing the loan deletes its
- * observations (those numbered below 2^30) and gives s back; a failure
- * there leaves s refusing loans.  One loan at a time; while it is out, s
- * is only read, or given kept observations by obs_store_keep(s, loan, n);
- * s freed while lent goes when the loan is freed.  A loan takes no
- * expected rows (obs_store_expect: FC_USAGE).
+ * observations and gives s back; a failure there leaves s refusing
+ * loans.  One loan at a time; while it is out, s is only read, or given
+ * kept observations by obs_store_keep(s, loan, n) outside the loan's
+ * transactions; s freed while lent goes when the loan is freed.  Neither
+ * takes expected rows meanwhile (obs_store_expect: FC_USAGE).
  * FC_USAGE when s is a loan, lent, refusing loans, or holds repeats, a
  * fill or a transaction. */
 int obs_store_borrow(obs_store *s, obs_store **out, char *err,
@@ -94,13 +95,13 @@ int obs_store_fill_end(obs_store *s) FC_MUST_CHECK;
 
 /* Keep a copy of observation n of `from` (when it was named by a fill) in
  * `to`, numbered where no record's observation is, with its operations'
- * counts (obs_store_op_rows) already answered: every store copied from
- * `to` afterwards (obs_store_open_copy) has it to repeat.  A worker keeps
- * its schedules' observations in the store it copies each schedule's
- * from.  The first distinct ones are kept, at most 4 and at most twice
- * the expected rows (plus 256) in all, since every copy carries them;
- * past that, and for an unnamed or already kept observation, nothing is
- * done (0). */
+ * counts (obs_store_op_rows) already answered: every later loan of `to`
+ * (or store copied from it) has it to repeat.  A worker keeps its
+ * schedules' observations in the store it lends them (`from` a loan of
+ * `to`).  The first distinct ones are kept, at most 4 and at most twice
+ * the expected rows (plus 256) in all, since every schedule's questions
+ * range over them; past that, and for an unnamed or already kept
+ * observation, nothing is done (0). */
 int obs_store_keep(obs_store *to, obs_store *from, int n) FC_MUST_CHECK;
 /* Forget key in observation n, or every row of it (tests edit records). */
 int obs_store_drop(obs_store *s, int n, const char *key) FC_MUST_CHECK;

@@ -95,12 +95,12 @@ struct orch_seed {
 	long long end_wall_ms;       /* ended: leases run from there */
 };
 
-/* What a worker keeps from one schedule to the next: the expected rows of
- * the last workload it saw, which each schedule's row store starts from
- * as a page copy instead of one insert per row (the same workload gives
- * the same keys: workgen.h), and the rows the schedules of that workload
- * ended with, which an observation of the same rows repeats instead of
- * storing them again (obs_store_keep).  Zeroed to start;
+/* What a worker keeps from one schedule to the next: a row store with the
+ * expected rows of the last workload it saw, lent to each schedule of it
+ * (obs_store_borrow) instead of one insert per row (the same workload
+ * gives the same keys: workgen.h), and the rows the schedules of that
+ * workload ended with, which an observation of the same rows repeats
+ * instead of storing them again (obs_store_keep).  Zeroed to start;
  * orch_cache_release(). */
 struct orch_cache {
 	obs_store *expected;  /* expected rows, kept observations */

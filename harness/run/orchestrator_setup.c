@@ -239,6 +239,7 @@ static int open_rows(const struct orch_sched *s, const struct workgen *wg,
 		}
 		/* a store that cannot lend is not kept: start again */
 		orch_cache_release(c);
+		err[0] = '\0';
 	}
 	rc = obs_store_open("", &rec->rows, err, errlen);
 	if (!rc && (rc = expect_rows(rec->rows, wg, n)))

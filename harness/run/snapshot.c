@@ -19,8 +19,9 @@
  *     also puts in the cache, so the take that usually follows a restore
  *     does not read the files back.
  *   - A manifest is read, parsed and checked against its name once per
- *     store handle; the checked entries stay in memory (SNAP_MANIFESTS of
- *     them), where nothing a route does can reach them.
+ *     store handle; the checked entries stay in memory, where nothing a
+ *     route does can reach them (the last SNAP_MANIFESTS_KEPT manifests,
+ *     up to SNAP_KEPT_ENTRIES entries in all; a bigger one is not kept).
  *   - The cache is keyed by absolute path and trusted only under the
  *     racily-clean rule of snapshot.h (invariant 5); the clock it compares
  *     with is the coarse one the kernel stamps files with.
@@ -52,7 +53,7 @@
 #define SNAP_FIRST_BUCKETS 1024
 #define SNAP_TMP_PREFIX ".snap-tmp-"
 #define SNAP_HASH_PREFIX 7 /* "sha256:" of identity_hash_final() */
-#define SNAP_MANIFESTS 256  /* checked manifests a handle keeps */
+#define SNAP_KEPT_ENTRIES 65536 /* their entries in all, at most */
 
 /* A manifest as restore checked it, by state digest. */
 struct kept_manifest {
@@ -80,8 +81,8 @@ struct snap_store {
 	unsigned long long max;    /* snap_store_limit(): 0, none */
 	unsigned long long *used;  /* bytes of new objects, maybe shared */
 	unsigned long long own_used;
-	struct kept_manifest *kept; /* SNAP_MANIFESTS slots, filled in turn */
-	size_t nkept, next_kept;
+	struct kept_manifest *kept; /* SNAP_MANIFESTS_KEPT, oldest first */
+	size_t nkept, kept_entries;
 };
 
 int snap__fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -1054,9 +1055,17 @@ static int read_manifest(struct restore *r, const char *digest,
 	return 0;
 }
 
+/* Forget the oldest manifest this handle keeps. */
+static void drop_oldest(snap_store *st)
+{
+	st->kept_entries -= st->kept[0].m.n;
+	snap__manifest_release(&st->kept[0].m);
+	memmove(st->kept, st->kept + 1, --st->nkept * sizeof(*st->kept));
+}
+
 /* State digest's manifest into r->m: the one this handle checked before,
- * or read and checked now and kept (in the next slot, round the
- * SNAP_MANIFESTS of them; r->own when there is no room for slots). */
+ * or read and checked now (into r->own) and kept, the oldest going when
+ * there is no room for it. */
 static int load_manifest(struct restore *r, const char *digest)
 {
 	snap_store *st = r->st;
@@ -1068,25 +1077,22 @@ static int load_manifest(struct restore *r, const char *digest)
 			r->m = &st->kept[i].m;
 			return 0;
 		}
-	if (!st->kept)
-		st->kept = calloc(SNAP_MANIFESTS, sizeof(*st->kept));
-	if (!st->kept) {
-		r->m = &r->own;
-		return read_manifest(r, digest, &r->own);
-	}
-	if (st->nkept < SNAP_MANIFESTS) {
-		k = &st->kept[st->nkept];
-	} else {
-		k = &st->kept[st->next_kept];
-		st->next_kept = (st->next_kept + 1) % SNAP_MANIFESTS;
-		snap__manifest_release(&k->m);
-		k->digest[0] = '\0';
-	}
-	if ((rc = read_manifest(r, digest, &k->m)))
+	r->m = &r->own;
+	if ((rc = read_manifest(r, digest, &r->own)))
 		return rc;
-	if (st->nkept < SNAP_MANIFESTS)
-		st->nkept++;
+	if (r->own.n > SNAP_KEPT_ENTRIES / 4)
+		return 0; /* read each time */
+	if (!st->kept &&
+	    !(st->kept = calloc(SNAP_MANIFESTS_KEPT, sizeof(*st->kept))))
+		return 0;
+	while (st->nkept && (st->nkept == SNAP_MANIFESTS_KEPT ||
+			     st->kept_entries + r->own.n > SNAP_KEPT_ENTRIES))
+		drop_oldest(st);
+	k = &st->kept[st->nkept++];
+	k->m = r->own;
+	r->own = (struct snap_manifest){ 0 };
 	put(k->digest, sizeof(k->digest), "%s", digest);
+	st->kept_entries += k->m.n;
 	r->m = &k->m;
 	return 0;
 }
@@ -1212,10 +1218,11 @@ static int restore_file(struct restore *r, const struct snap_entry *e)
 	char obj[PATH_MAX];
 	const char *cached;
 	struct statx sx;
-	bool there = snap__stat(r->path, &sx) == 0 || errno != ENOENT;
+	int got = snap__stat(r->path, &sx);
+	bool there = got == 0 || errno != ENOENT; /* or cannot tell */
 	int in, rc;
 
-	if (there && S_ISREG(sx.stx_mode) &&
+	if (got == 0 && S_ISREG(sx.stx_mode) &&
 	    (sx.stx_mode & 07777) == e->mode &&
 	    (cached = cache_lookup(r->st, r->path, &sx)) &&
 	    strcmp(cached, e->object) == 0)

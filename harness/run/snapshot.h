@@ -95,6 +95,9 @@
 #include "common/error.h"
 
 #define SNAP_DIGEST_HEX 64            /* hex SHA-256 */
+/* Checked manifests a store handle keeps, the last ones it restored
+ * (snap_restore() does not read or check them again). */
+#define SNAP_MANIFESTS_KEPT 64
 #define SNAP_CACHE_MAX (1 << 20)      /* files whose digest a store remembers */
 
 /* A directory shared by the worker processes of one certify run (one per
