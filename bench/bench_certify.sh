@@ -56,8 +56,8 @@
 #
 # Dropped, for time: every-failpoint at --jobs 4 and with exec'd attempts
 # (no fork server), which measured what the fork server is worth, not what
-# recording is.  Even so the script takes 7 to 10 minutes on 2 shared cores
-# (the baseline's build about 15 s, its exhaustive run 40 to 50).
+# recording is.  Even so the script takes 3 to 5 minutes on 2 shared cores
+# (the baseline's build about 15 s, its exhaustive run 40 to 60).
 set -eu
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
