@@ -26,6 +26,7 @@ struct out {
 	size_t len, cap;
 	json_dump_callback_t cb; /* NULL: the buffer grows */
 	void *ctx;
+	bool compact;            /* "," and ":", not ", " and ": " */
 };
 
 static int put(struct out *o, const char *p, size_t n)
@@ -109,22 +110,30 @@ static int integer(struct out *o, json_int_t i)
 	return put(o, p, (size_t)(digits + sizeof(digits) - p));
 }
 
-static int value(struct out *o, const json_t *v, bool compact, int depth);
+/* c (',' or ':') and, unless compact, a space. */
+static int separator(struct out *o, char c)
+{
+	const char text[2] = { c, ' ' };
 
-static int array(struct out *o, const json_t *v, bool compact, int depth)
+	return put(o, text, o->compact ? 1 : 2);
+}
+
+static int value(struct out *o, const json_t *v, int depth);
+
+static int array(struct out *o, const json_t *v, int depth)
 {
 	size_t n = json_array_size(v);
 
 	if (put(o, "[", 1))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if ((i && put(o, compact ? "," : ", ", compact ? 1 : 2)) ||
-		    value(o, json_array_get(v, i), compact, depth + 1))
+		if ((i && separator(o, ',')) ||
+		    value(o, json_array_get(v, i), depth + 1))
 			return -1;
 	return put(o, "]", 1);
 }
 
-static int object(struct out *o, const json_t *v, bool compact, int depth)
+static int object(struct out *o, const json_t *v, int depth)
 {
 	bool first = true;
 
@@ -132,18 +141,18 @@ static int object(struct out *o, const json_t *v, bool compact, int depth)
 		return -1;
 	for (void *it = json_object_iter((json_t *)v); it;
 	     it = json_object_iter_next((json_t *)v, it)) {
-		if ((!first && put(o, compact ? "," : ", ", compact ? 1 : 2)) ||
+		if ((!first && separator(o, ',')) ||
 		    string(o, json_object_iter_key(it),
 			   json_object_iter_key_len(it), NULL) ||
-		    put(o, compact ? ":" : ": ", compact ? 1 : 2) ||
-		    value(o, json_object_iter_value(it), compact, depth + 1))
+		    separator(o, ':') ||
+		    value(o, json_object_iter_value(it), depth + 1))
 			return -1;
 		first = false;
 	}
 	return put(o, "}", 1);
 }
 
-static int value(struct out *o, const json_t *v, bool compact, int depth)
+static int value(struct out *o, const json_t *v, int depth)
 {
 	if (!v || depth > JSON_TEXT_MAX_DEPTH)
 		return -1;
@@ -159,9 +168,9 @@ static int value(struct out *o, const json_t *v, bool compact, int depth)
 	case JSON_STRING:
 		return string(o, json_string_value(v), json_string_length(v), v);
 	case JSON_ARRAY:
-		return array(o, v, compact, depth);
+		return array(o, v, depth);
 	case JSON_OBJECT:
-		return object(o, v, compact, depth);
+		return object(o, v, depth);
 	default:
 		return by_jansson(o, v);
 	}
@@ -170,14 +179,15 @@ static int value(struct out *o, const json_t *v, bool compact, int depth)
 int json_text_dump(const json_t *v, bool compact, json_dump_callback_t cb,
 		   void *ctx)
 {
-	struct out o = { .cap = CHUNK, .cb = cb, .ctx = ctx };
+	struct out o = { .cap = CHUNK, .cb = cb, .ctx = ctx,
+			 .compact = compact };
 	int rc;
 
 	if (!json_is_object(v) && !json_is_array(v))
 		return -1;
 	if (!(o.buf = malloc(CHUNK)))
 		return -1;
-	rc = value(&o, v, compact, 0);
+	rc = value(&o, v, 0);
 	if (!rc && o.len)
 		rc = cb(o.buf, o.len, ctx);
 	free(o.buf);
@@ -187,11 +197,11 @@ int json_text_dump(const json_t *v, bool compact, json_dump_callback_t cb,
 char *json_text_dumps(const json_t *v, bool compact, size_t extra,
 		      size_t *len)
 {
-	struct out o = { 0 };
+	struct out o = { .compact = compact };
 
 	if (!json_is_object(v) && !json_is_array(v))
 		return NULL;
-	if (value(&o, v, compact, 0) || put(&o, "", 1)) {
+	if (value(&o, v, 0) || put(&o, "", 1)) {
 		free(o.buf);
 		return NULL;
 	}

@@ -1203,7 +1203,7 @@ static int write_file(struct restore *r, const struct snap_entry *ent, int in,
 		rc = -1, e = errno;
 	if (close(out) < 0 && !rc)
 		rc = -1, e = errno;
-	if (!rc && strcmp(tmp, r->path) != 0 && rename(tmp, r->path) < 0)
+	if (!rc && there && rename(tmp, r->path) < 0)
 		rc = -1, e = errno;
 	if (rc) {
 		unlink(tmp);

@@ -55,7 +55,9 @@
  *      left through a symbolic link.
  *   4. Memory is bounded by the number of entries, never by file sizes:
  *      files are streamed through a fixed buffer.  The digest cache holds
- *      at most SNAP_CACHE_MAX files and starts over when full.
+ *      at most SNAP_CACHE_MAX files and starts over when full; the
+ *      manifests a handle keeps checked, the last SNAP_MANIFESTS_KEPT and
+ *      65536 entries in all.
  *   5. The cache never hides a change: an entry is used only when the
  *      file's (inode, size, mtime ns, ctime ns) are unchanged AND its
  *      ctime is older than the moment it was hashed (git's "racily clean"
@@ -167,8 +169,9 @@ int snap_take(snap_store *st, const char *dir,
 /*
  * Make `dir` (exists) hold exactly state `digest`: remove every entry not in
  * the manifest (except the excluded names above, which are left alone),
- * create directories, write files with their mode (write to a temporary name
- * and rename, so an open handle on an old file keeps the old content),
+ * create directories, write files with their mode (one that is there is
+ * replaced by a temporary renamed over it, so an open handle on the old
+ * file keeps the old content; one that is not is written in place),
  * create symlinks. 0, FC_USAGE (no such state in the store), FC_IO,
  * FC_NOMEM; FC_CORRUPT when the manifest is malformed or names an object the
  * store lacks. A file already holding its content and mode (by the cache) is
