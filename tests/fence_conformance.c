@@ -5,8 +5,9 @@
  * Claims about the target are checked with the observer, so a fence that
  * reports success but wrote nothing (or wrote twice) fails here.  The kill
  * test forks real processes that apply a large batch and SIGKILLs them at
- * seeded random moments spread over the whole apply, then requires "all
- * rows and the fence, or neither" and a usable target afterwards.
+ * seeded random moments spread over the whole apply, prepares the retry's
+ * epoch, then requires "all rows and the fence, or neither" and a usable
+ * target afterwards.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -711,7 +712,14 @@ static unsigned test_seed(void)
 	return s && *s ? (unsigned)strtoul(s, NULL, 10) : DEFAULT_SEED;
 }
 
-/* After a kill: all rows and the fence, or neither; never UNKNOWN. */
+/*
+ * After a kill, with the retry's epoch already prepared: all rows and the
+ * fence, or neither; never UNKNOWN.  The prepare comes first because what
+ * the dead process sent may still be landing: a PostgreSQL backend
+ * finishes a COMMIT it received, an etcd txn in the pipeline is applied
+ * after its sender died.  Only the newer epoch makes sure it no longer
+ * can; counting rows before that compares two reads across a write.
+ */
 static int check_after_kill(fence *f, const char *url,
 			    struct conformance_batch *cb)
 {
@@ -756,9 +764,9 @@ static int kill_round(struct ctx *x, int round, double at, const char *intent)
 	usleep((useconds_t)(at * 1e6));
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	prepare_ok(f, op, 2);
 	was = check_after_kill(f, url, cb);
 	/* The target stays usable: the retry finishes the job, once. */
-	prepare_ok(f, op, 2);
 	assert_int_equal(fence_apply(f, 2, conformance_batch(cb), &out),
 			 was ? FC_ALREADY_APPLIED : 0);
 	assert_int_equal(out, FENCE_PROVED_PRESENT);

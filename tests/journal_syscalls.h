@@ -17,7 +17,9 @@
  *      peer of its server);
  *   2. for each chosen occurrence N of each syscall and each of its
  *      actions, a fresh journal and the one rule "SYSCALL#N:ACTION"; the
- *      fault must fire exactly once.  Then the journal is checked:
+ *      fault must fire exactly once.  Then the journal is checked, each
+ *      entry once it agrees with its history (a write a killed driver
+ *      had sent may still land; 5 s at most):
  *        - it opens;
  *        - every history is a legal path (versions 1..n, the first row
  *          NONE -> PREPARING, each row from the previous row's state, each

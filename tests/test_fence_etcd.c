@@ -3,9 +3,8 @@
  * big batches capped at one txn, max_rows), then what only an etcd target
  * can show: its URL and key layout, the limits of one txn (its own and the
  * server's), REPLACE's range deletes, a stale cache that must not decide,
- * a client killed during an apply, lost requests and replies
- * (tcp_fault_proxy.c) that must give UNKNOWN until a probe decides,
- * member loss on a real three-member cluster, and an observer that counts
+ * lost requests and replies (tcp_fault_proxy.c) that must give UNKNOWN
+ * until a probe decides, member loss on a real three-member cluster, and an observer that counts
  * rows written twice by hand.
  *
  * etcd: FENCECERT_ETCD_URL (etcd://HOST:PORT[,...]/PREFIX) names a running
@@ -17,13 +16,11 @@
  */
 #include <ftw.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,8 +34,6 @@
 #include "tests/fence_conformance.h"
 #include "tests/tcp_fault_proxy.h"
 
-#define KILL_ROUNDS 12
-#define KILL_ROWS (ETCD_LAYOUT_OPS_MAX - 2)
 #define SERVER_TXN_OPS "2048" /* = ETCD_LAYOUT_OPS_MAX, for our server */
 
 static int counter;
@@ -388,112 +383,6 @@ static void test_stale_cache_never_decides(void **state)
 	fence_close(b);
 }
 
-static double now_s(void)
-{
-	return etcd_test_mono_ms() / 1000.0;
-}
-
-static pid_t spawn_apply(const char *url, const struct fence_batch *b,
-			 int timing_fd)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		enum fence_outcome out;
-		char err[512];
-		double t[2];
-		fence *f;
-		int rc;
-
-		if (fence_open(url, &f, err, sizeof(err)) ||
-		    fence_prepare(f, b->operation_id, 1))
-			_exit(10);
-		t[0] = now_s();
-		rc = fence_apply(f, 1, b, &out);
-		t[1] = now_s();
-		if (timing_fd >= 0 &&
-		    write(timing_fd, t, sizeof(t)) != (ssize_t)sizeof(t))
-			_exit(11);
-		_exit(rc == 0 ? 0 : 20);
-	}
-	return pid;
-}
-
-/*
- * The suite's kill test, in the order a retry really takes (see main): a
- * process applying KILL_ROWS rows is SIGKILLed at seeded moments; then a
- * newer epoch is prepared FIRST -- a txn the dead process sent may still
- * be in etcd's pipeline and land after it died, and only the prepare
- * makes sure it no longer can -- and only then the target must hold all
- * the rows and the fence or neither, and the retry finishes.  Half the
- * kills aim at the start of the apply, where the txn is still being built
- * and sent; each round has its own target so observing it stays cheap.
- */
-static void test_kill_during_apply(void **state)
-{
-	char prefix[256], url[512], op[80], label[32];
-	unsigned seed = 20261129u;
-	double from, span, t[2], t0, aim;
-	int applied = 0, fds[2], st;
-	struct conformance_batch *cb;
-	enum fence_outcome out;
-	struct fence_probe p;
-	fence *f;
-	pid_t pid;
-
-	(void)state;
-	fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
-	conformance_id("op calibrate", op);
-	cb = batch("cal", op, KILL_ROWS);
-	assert_int_equal(pipe(fds), 0);
-	t0 = now_s();
-	pid = spawn_apply(url, conformance_batch(cb), fds[1]);
-	close(fds[1]);
-	assert_int_equal(read(fds[0], t, sizeof(t)), sizeof(t));
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	from = t[0] - t0;
-	span = t[1] - t[0];
-	conformance_batch_release(cb);
-	for (int round = 0; round < KILL_ROUNDS; round++) {
-		long long rows;
-
-		fresh_target(etcd_server_members(), prefix, sizeof(prefix), url, sizeof(url));
-		f = open_url(url);
-		snprintf(label, sizeof(label), "kill%d", round);
-		conformance_id(label, op);
-		cb = batch(label, op, KILL_ROWS);
-		aim = (round % 2 ? 1.25 : 0.15) * span;
-		pid = spawn_apply(url, conformance_batch(cb), -1);
-		usleep((useconds_t)(1e6 * (from * 0.9 + aim * rand_r(&seed) /
-					   ((double)RAND_MAX + 1))));
-		kill(pid, SIGKILL);
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		must(f, fence_prepare(f, op, 2), "prepare after kill");
-		rows = conformance_rows(url, NULL, op);
-		if (probe(f, op, &p) == FENCE_APPLIED) {
-			applied++;
-			assert_int_equal(p.rows, KILL_ROWS);
-			assert_int_equal(rows, KILL_ROWS);
-		} else {
-			assert_int_equal(rows, 0);
-		}
-		assert_int_equal(fence_apply(f, 2, conformance_batch(cb), &out),
-				 p.answer == FENCE_APPLIED ? FC_ALREADY_APPLIED
-							   : 0);
-		assert_int_equal(conformance_rows(url, NULL, op), KILL_ROWS);
-		assert_int_equal(conformance_duplicate_keys(url, NULL), 0);
-		conformance_batch_release(cb);
-		fence_close(f);
-	}
-	print_message("[ info     ] etcd: %d rows per apply (%.3f s after "
-		      "fork, for %.3f s); %d kills: %d applied, %d absent\n",
-		      KILL_ROWS, from, span, KILL_ROUNDS, applied,
-		      KILL_ROUNDS - applied);
-}
-
 /* The first member of the server under test, for the proxy. */
 static void first_member(char *out, size_t len)
 {
@@ -769,7 +658,6 @@ int main(void)
 		cmocka_unit_test(test_batch_limits),
 		cmocka_unit_test(test_replace_gaps),
 		cmocka_unit_test(test_stale_cache_never_decides),
-		cmocka_unit_test(test_kill_during_apply),
 		cmocka_unit_test(test_lost_request_or_reply),
 		cmocka_unit_test(test_observer_counts_hand_written_rows),
 		cmocka_unit_test(test_member_loss),
@@ -784,20 +672,7 @@ int main(void)
 		return 1;
 	}
 	print_message("etcd etcd_server_members() %s, prefix %s\n", etcd_server_members(), etcd_server_base());
-	/*
-	 * The suite's kill test counts rows and probes BEFORE it prepares the
-	 * retry's epoch.  On etcd a txn sent in full by the killed process may
-	 * still be applied a few hundred ms after its death (seen: 0 rows
-	 * counted, then APPLIED with 2046), so that order is flaky here.
-	 * Until the suite prepares first, it is skipped and
-	 * test_kill_during_apply below runs it in the retry's order.
-	 */
-	print_message("[ info     ] conformance: "
-		      "test_kill_during_apply_is_atomic skipped for etcd; "
-		      "see test_kill_during_apply\n");
-	cmocka_set_skip_filter("test_kill_during_apply_is_atomic");
 	failed = fence_conformance_run(&backend);
-	cmocka_set_skip_filter(NULL);
 	failed += cmocka_run_group_tests_name("fence etcd", tests, NULL, NULL);
 	etcd_server_release();
 	return failed ? 1 : 0;

@@ -147,7 +147,9 @@ static void test_pause_resume_kill(void **state)
 	p = svt_spawn_mode(sv, "hits", true, 10000, NULL);
 	svt_next_event(sv, p, &ev);
 	assert_int_equal(sv_proc_pause(p), 0);
-	nanosleep(&ts, NULL);
+	/* SIGSTOP takes effect when the child next runs: wait for it (5 s) */
+	for (int i = 0; i < 100 && svt_proc_state(sv_proc_pid(p)) != 'T'; i++)
+		nanosleep(&ts, NULL);
 	assert_int_equal(svt_proc_state(sv_proc_pid(p)), 'T');
 	assert_true(sv_proc_paused(p));
 	/* no event while stopped */
@@ -509,8 +511,10 @@ static void test_certify_killed(void **state)
 		"scenarios:\n  - name: a\n  - name: b\n  - name: c\n", marker);
 	fclose(f);
 	pid = svt_certify_bg(bin, suite, out, NULL);
-	/* wait until routes (and their children) run */
-	for (int i = 0; i < 500 && svt_count_marked(marker) < 4; i++)
+	/* wait until routes (and their children) run: up to 60 s, as in
+	 * test_supervise_forksrv.c (a sanitized certify on a loaded machine
+	 * takes seconds to start its workers) */
+	for (int i = 0; i < 6000 && svt_count_marked(marker) < 4; i++)
 		usleep(10000);
 	svt_kill_leaves_none(pid, marker, 4);
 }
