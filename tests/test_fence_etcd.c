@@ -4,8 +4,8 @@
  * can show: its URL and key layout, the limits of one txn (its own and the
  * server's), REPLACE's range deletes, a stale cache that must not decide,
  * lost requests and replies (tcp_fault_proxy.c) that must give UNKNOWN
- * until a probe decides, member loss on a real three-member cluster, and an observer that counts
- * rows written twice by hand.
+ * until a probe decides, member loss on a real three-member cluster, and
+ * an observer that counts rows written twice by hand.
  *
  * etcd: FENCECERT_ETCD_URL (etcd://HOST:PORT[,...]/PREFIX) names a running
  * server, which must allow txns of ETCD_LAYOUT_OPS_MAX operations
@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
