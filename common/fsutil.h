@@ -46,4 +46,29 @@ int fs_fsync_dir(const char *path) FC_MUST_CHECK;
 int fs_read_all(int fd, size_t cap, size_t max_cap, char **out,
 		size_t *len) FC_MUST_CHECK;
 
+/*
+ * Open a file in a place a route can write, for reading, as hostile
+ * input (docs/security.md): no symlink followed anywhere in the path
+ * (openat2 RESOLVE_NO_SYMLINKS, O_NOFOLLOW), never blocking (O_NONBLOCK:
+ * a FIFO or a device does not hold the caller), and only a regular file
+ * of at most max_size bytes (0: any size) is accepted.  The fd, blocking
+ * again, or -1 with errno: ENOENT, ELOOP (a symlink), EINVAL (not a
+ * regular file), EFBIG (larger than max_size), or what open gave.
+ */
+int fs_open_untrusted(const char *path, size_t max_size);
+
+/* fs_open_untrusted(), then fs_read_all() into *out (NUL-terminated,
+ * *len bytes).  FC_IO with errno as above, FC_NOMEM. */
+int fs_read_untrusted(const char *path, size_t max_size, char **out,
+		      size_t *len) FC_MUST_CHECK;
+
+/*
+ * Create path afresh for writing where a route can write: whatever is
+ * there (a FIFO, a symlink, a file another process holds open) is
+ * unlinked first, then the file is made with O_CREAT | O_EXCL |
+ * O_NOFOLLOW | O_NONBLOCK, so the caller never writes through something
+ * the route planted.  The fd (close-on-exec), or -1 with errno.
+ */
+int fs_create_untrusted(const char *path, int mode);
+
 #endif
