@@ -1,7 +1,9 @@
 /*
  * test_fsutil.c -- mkdir -p and rm -rf of schedule directories
  * (common/fsutil.c): trees of every shape go, nothing outside them does;
- * whole writes and sends, directory syncs.
+ * whole writes and sends, directory syncs; what a route could have
+ * planted is refused without blocking or being followed
+ * (fs_open_untrusted(), fs_read_untrusted(), fs_create_untrusted()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -331,6 +334,190 @@ static void test_fsync_dir(void **state)
 	assert_int_equal(errno, ENOTDIR);
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* fs_open_untrusted(rel) fails with errno `want`, at once (a FIFO with no
+ * writer would hold a plain open for ever: the test's alarm ends it). */
+static void refused(const char *rel, size_t max, int want)
+{
+	char p[512], *buf = (char *)"x";
+	size_t len = 7;
+	long long t0 = now_ms();
+
+	path(p, sizeof(p), rel);
+	alarm(10);
+	errno = 0;
+	assert_int_equal(fs_open_untrusted(p, max), -1);
+	assert_int_equal(errno, want);
+	errno = 0;
+	assert_int_equal(fs_read_untrusted(p, max, &buf, &len), FC_IO);
+	assert_int_equal(errno, want);
+	assert_null(buf);
+	alarm(0);
+	assert_true(now_ms() - t0 < 2000);
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	char p[512];
+	int fd;
+
+	path(p, sizeof(p), rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A regular file is read, whole, up to its bound; a FIFO (with and
+ * without a writer), a symlink as the last component or as a directory
+ * on the way, a device, a directory and a file over the bound are
+ * refused, none of them blocking. */
+static void test_open_untrusted(void **state)
+{
+	char p[512], q[512], *buf;
+	size_t len;
+	int fd;
+
+	(void)state;
+	mkdirs("s/d");
+	write_file("s/d/return.json", "{\"ok\": true}");
+	path(p, sizeof(p), "s/d/return.json");
+	assert_int_equal(fs_read_untrusted(p, 12, &buf, &len), 0);
+	assert_int_equal(len, 12);
+	assert_string_equal(buf, "{\"ok\": true}");
+	free(buf);
+	fd = fs_open_untrusted(p, 0);
+	assert_true(fd >= 0);
+	/* blocking again, close-on-exec */
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	refused("s/d/return.json", 11, EFBIG);
+	refused("s/d/missing", 0, ENOENT);
+	/* a FIFO nobody writes */
+	path(p, sizeof(p), "s/d/fifo");
+	assert_int_equal(mkfifo(p, 0644), 0);
+	refused("s/d/fifo", 0, EINVAL);
+	/* ... and one a writer holds open, with bytes waiting */
+	fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{}", 2), 2);
+	refused("s/d/fifo", 0, EINVAL);
+	close(fd);
+	/* a symlink to a regular file, last component */
+	path(p, sizeof(p), "s/d/return.json");
+	path(q, sizeof(q), "s/d/link");
+	assert_int_equal(symlink(p, q), 0);
+	refused("s/d/link", 0, ELOOP);
+	/* a symlinked directory on the way */
+	path(p, sizeof(p), "s/d");
+	path(q, sizeof(q), "s/dirlink");
+	assert_int_equal(symlink(p, q), 0);
+	refused("s/dirlink/return.json", 0, ELOOP);
+	/* a directory */
+	refused("s/d", 0, EINVAL);
+	/* a device: /dev/zero never ends, /dev/null is not a file either */
+	{
+		char *b2 = (char *)"x";
+		size_t l2;
+
+		errno = 0;
+		assert_int_equal(fs_open_untrusted("/dev/zero", 0), -1);
+		assert_int_equal(errno, EINVAL);
+		errno = 0;
+		assert_int_equal(fs_read_untrusted("/dev/zero", 0, &b2, &l2),
+				 FC_IO);
+		assert_int_equal(errno, EINVAL);
+		assert_null(b2);
+		errno = 0;
+		assert_int_equal(fs_open_untrusted("/dev/null", 1024), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	/* a symlink to a device in a route's dir */
+	path(q, sizeof(q), "s/d/zero");
+	assert_int_equal(symlink("/dev/zero", q), 0);
+	refused("s/d/zero", 0, ELOOP);
+}
+
+/* What a route left where the harness writes is replaced, never written
+ * through: a FIFO (a plain open would block), a symlink to a file outside
+ * (a plain open would write it), a dangling symlink (a plain O_CREAT
+ * would make its target), a file someone holds open (it keeps its
+ * bytes). */
+static void test_create_untrusted(void **state)
+{
+	char p[512], q[512], *buf;
+	size_t len;
+	struct stat st;
+	int fd, held;
+
+	(void)state;
+	mkdirs("s");
+	mkdirs("outside");
+	write_file("outside/keep", "keep");
+	path(p, sizeof(p), "s/fifo");
+	assert_int_equal(mkfifo(p, 0644), 0);
+	alarm(10);
+	fd = fs_create_untrusted(p, 0644);
+	alarm(0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "new", 3), 3);
+	close(fd);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(fs_read_untrusted(p, 0, &buf, &len), 0);
+	assert_string_equal(buf, "new");
+	free(buf);
+	/* a symlink out of the directory */
+	path(p, sizeof(p), "outside/keep");
+	path(q, sizeof(q), "s/link");
+	assert_int_equal(symlink(p, q), 0);
+	fd = fs_create_untrusted(q, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "new", 3), 3);
+	close(fd);
+	assert_int_equal(lstat(q, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(fs_read_untrusted(p, 0, &buf, &len), 0);
+	assert_string_equal(buf, "keep");
+	free(buf);
+	/* a dangling one */
+	path(p, sizeof(p), "outside/made");
+	path(q, sizeof(q), "s/dangling");
+	assert_int_equal(symlink(p, q), 0);
+	fd = fs_create_untrusted(q, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(lstat(p, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a file another process holds open keeps what it had */
+	write_file("s/held", "old");
+	path(p, sizeof(p), "s/held");
+	held = open(p, O_RDONLY);
+	assert_true(held >= 0);
+	fd = fs_create_untrusted(p, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "new!", 4), 4);
+	close(fd);
+	{
+		char old[8] = { 0 };
+
+		assert_int_equal(read(held, old, sizeof(old) - 1), 3);
+		assert_string_equal(old, "old");
+	}
+	close(held);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_size, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +534,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
 		cmocka_unit_test(test_write_and_send_all),
 		cmocka_unit_test_setup_teardown(test_fsync_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_untrusted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_create_untrusted, setup,
 						teardown),
 	};
 
