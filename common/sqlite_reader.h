@@ -24,6 +24,12 @@
  * stay as a killed writer leaves them.  A process-wide switch: a harness
  * worker runs one schedule at a time.
  *
+ * What a route can write is read as hostile (docs/security.md): the file,
+ * and the -wal, -shm and -journal SQLite would open beside it, must be
+ * regular files with no symbolic link on the way (or absent); a FIFO, a
+ * device or a link is refused before SQLite opens anything, since its
+ * open or first read of a FIFO would block the reader for ever.
+ *
  * Included by the SQLite journal's read-only open (journal/), the SQLite
  * fence and target reader, the observer's (fences/), and the orchestrator
  * (harness/run), which turns keep-WAL on for each schedule.
@@ -36,8 +42,14 @@
 #include <sqlite3.h>
 
 /* An SQLite result code; *db is set as sqlite3_open_v2() sets it (close it
- * even on failure).  `extra` is OR-ed into the open flags. */
+ * even on failure), or NULL with SQLITE_CANTOPEN and errno (ELOOP, EINVAL)
+ * when the file was refused.  `extra` is OR-ed into the open flags. */
 int fc_sqlite_open_reader(const char *path, int extra, sqlite3 **db);
+
+/* Why fc_sqlite_open_reader() returned rc (its *db, maybe NULL): the
+ * refusal ("'x' is not a regular file ...: refused") or SQLite's message.
+ * Valid until the next open. */
+const char *fc_sqlite_reader_errmsg(sqlite3 *db, int rc);
 
 void fc_sqlite_readers_keep_wal(bool on);
 

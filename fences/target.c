@@ -16,18 +16,26 @@
  *  3. A file: observation holds every row of every visible data file in
  *     memory while it sorts them; dot files (temp files, .fencecert) are
  *     never data.
+ *  4. The route writes a file: target, so what is there is read as
+ *     hostile: no directory of it is followed through a symbolic link, an
+ *     entry that is neither a file nor a directory is an error (not
+ *     skipped, not opened: a FIFO would block), epoch files are read
+ *     bounded (fs_read_untrusted()).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "common/array.h"
+#include "common/fsutil.h"
 #include "fences/datafile.h"
 #include "fences/fence.h"
 #include "fences/target_etcd.h"
@@ -35,6 +43,7 @@
 #include "fences/target_pg.h"
 
 #define STATE_DIR ".fencecert"
+#define TARGET_EPOCH_MAX (64 * 1024) /* bytes of one epoch file */
 
 /* Same rule as the fence port's table names: a plain identifier. */
 static int table_valid(const char *t)
@@ -108,23 +117,38 @@ static void free_names(char **names, size_t n)
 
 /* Entries of dir of one type (S_IFREG or S_IFDIR), without dot names and
  * ending in suffix when one is given, as full paths, sorted.  A missing dir
- * lists nothing. */
+ * lists nothing.  The route writes here (invariant 4): dir itself is not
+ * followed if it is a symlink, and an entry that is neither a file nor a
+ * directory (a symlink, a FIFO, a device) is refused. */
 static int list_entries(const char *dir, mode_t type, const char *suffix,
 			char ***names, size_t *n, char *err, size_t errlen)
 {
 	size_t cap = 0, sl = suffix ? strlen(suffix) : 0;
 	struct dirent *de;
-	DIR *d;
-	int rc = 0;
+	DIR *d = NULL;
+	int rc = 0, fd;
 
 	*names = NULL;
 	*n = 0;
-	if (!(d = opendir(dir))) {
-		if (errno == ENOENT)
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd >= 0 && !(d = fdopendir(fd)))
+		close(fd);
+	if (!d) {
+		struct stat st;
+		int e = errno;
+
+		if (e == ENOENT)
 			return 0;
-		snprintf(err, errlen, "cannot list '%s': %s", dir,
-			 strerror(errno));
-		return FC_FENCE_UNAVAILABLE;
+		if (e != ELOOP && e != ENOTDIR) {
+			snprintf(err, errlen, "cannot list '%s': %s", dir,
+				 strerror(e));
+			return FC_FENCE_UNAVAILABLE;
+		}
+		snprintf(err, errlen, "cannot list '%s': %s: refused", dir,
+			 lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ?
+			 "a symbolic link" : "not a directory");
+		return FC_CORRUPT;
 	}
 	while (!rc && (errno = 0, de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -135,8 +159,16 @@ static int list_entries(const char *dir, mode_t type, const char *suffix,
 		    strcmp(de->d_name + len - sl, suffix) != 0)))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(path) || stat(path, &st) != 0 ||
-		    (st.st_mode & S_IFMT) != type)
+		    (int)sizeof(path) || lstat(path, &st) != 0)
+			continue;
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "'%s' is not a file or a "
+				 "directory (a symbolic link, a FIFO?): refused",
+				 path);
+			rc = FC_CORRUPT;
+			break;
+		}
+		if ((st.st_mode & S_IFMT) != type)
 			continue;
 		if (grow((void **)names, &cap, *n, sizeof(**names)) ||
 		    !((*names)[*n] = strdup(path)))
@@ -288,11 +320,22 @@ static int fs_add_epochs(struct fence_list *l, const char *dir, char *err,
 	snprintf(sdir, sizeof(sdir), "%s/" STATE_DIR, dir);
 	rc = list_files(sdir, ".epoch", &files, &n, err, errlen);
 	for (size_t i = 0; i < n && !rc; i++) {
-		json_error_t jerr;
-		json_t *doc = json_load_file(files[i], 0, &jerr);
+		json_t *doc = NULL;
 		const char *op;
 		json_int_t epoch;
+		char *text;
+		size_t len;
 
+		/* invariant 4: no FIFO, no link, bounded */
+		if (fs_read_untrusted(files[i], TARGET_EPOCH_MAX, &text,
+				      &len) != 0) {
+			snprintf(err, errlen, "cannot read epoch file '%s': %s",
+				 files[i], strerror(errno));
+			rc = errno == ENOENT ? FC_FENCE_UNAVAILABLE : FC_CORRUPT;
+			break;
+		}
+		doc = json_loadb(text, len, 0, NULL);
+		free(text);
 		if (!doc || json_unpack(doc, "{s:s, s:I}", "operation_id", &op,
 					"epoch", &epoch) != 0) {
 			snprintf(err, errlen, "malformed epoch file '%s'",

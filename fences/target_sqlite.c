@@ -12,7 +12,8 @@
  *
  * Invariants:
  *  1. Nothing is written: the file is opened only after stat() shows it,
- *     as every reader of ours opens one (fc_sqlite_open_reader(),
+ *     and only a regular file with no symbolic link on its path (a FIFO
+ *     would hold SQLite's open), as every reader of ours opens one (fc_sqlite_open_reader(),
  *     common/sqlite_reader.h): without SQLITE_OPEN_CREATE, with query_only
  *     set, and read-write where it may be -- a read-only connection to a
  *     WAL database creates the -wal and -shm files and cannot remove them
@@ -126,6 +127,7 @@ static int fail(struct target_sqlite *t, const char *what, char *err,
 static int attach(struct target_sqlite *t, char *err, size_t errlen)
 {
 	struct stat st;
+	int rc;
 
 	if (stat(t->path, &st) != 0) {
 		drop(t);
@@ -140,9 +142,16 @@ static int attach(struct target_sqlite *t, char *err, size_t errlen)
 	drop(t);
 	/* a reader like the others (common/sqlite_reader.h): query_only, and
 	 * no checkpoint on close under the power-loss model */
-	if (fc_sqlite_open_reader(t->path, SQLITE_OPEN_NOMUTEX, &t->db) !=
-	    SQLITE_OK ||
-	    sqlite3_exec(t->db, "PRAGMA cache_size = " TARGET_SQLITE_CACHE,
+	rc = fc_sqlite_open_reader(t->path, SQLITE_OPEN_NOMUTEX, &t->db);
+	if (rc != SQLITE_OK) {
+		/* a FIFO, a device or a link in the route's place is refused
+		 * before SQLite would block on it */
+		snprintf(err, errlen, "cannot open target '%s': %s", t->path,
+			 fc_sqlite_reader_errmsg(t->db, rc));
+		drop(t);
+		return FC_FENCE_UNAVAILABLE;
+	}
+	if (sqlite3_exec(t->db, "PRAGMA cache_size = " TARGET_SQLITE_CACHE,
 			 NULL, NULL, NULL))
 		return fail(t, "open target", err, errlen);
 	sqlite3_busy_timeout(t->db, BUSY_TIMEOUT_MS);

@@ -214,7 +214,8 @@ static int sq_open(journal *j, const char *url)
 				     NULL);
 	if (rc != SQLITE_OK) {
 		rc = journal__fail(j, journal_sqlite__code(rc), "cannot open "
-				   "journal '%s': %s", s->path, s->db ?
+				   "journal '%s': %s", s->path, j->readonly ?
+				   fc_sqlite_reader_errmsg(s->db, rc) : s->db ?
 				   sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 	} else {
 		sqlite3_busy_timeout(s->db, s->busy_ms);

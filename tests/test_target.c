@@ -522,6 +522,122 @@ static void test_fs_fences(void **state)
 	conformance_batch_release(cb);
 }
 
+/* ---- what the route planted ---- */
+
+/* target_observe_rows() and target_list_fences() on url fail, at once
+ * (the alarm ends a reader that blocks), with an error naming `why`. */
+static void refused(const char *url, int code, const char *why)
+{
+	struct seen s;
+	char err[512];
+
+	alarm(10);
+	s.text[0] = '\0';
+	assert_int_equal(target_observe_rows(url, NULL, record_row, &s, err,
+					     sizeof(err)), code);
+	if (!strstr(err, why))
+		fail_msg("rows: '%s' does not say '%s'", err, why);
+	assert_int_equal(target_list_fences(url, record_fence, &s, err,
+					    sizeof(err)), code);
+	if (!strstr(err, why))
+		fail_msg("fences: '%s' does not say '%s'", err, why);
+	alarm(0);
+}
+
+/* A FIFO at the target's path (or at its -wal or -journal) would hold
+ * SQLite's open for ever; a symlink would have the harness read another
+ * database.  Each is refused, and an error, not an empty target. */
+static void test_sqlite_hostile_files(void **state)
+{
+	struct tctx *x = *state;
+	char side[CONFORMANCE_PATH_MAX + 16], real[CONFORMANCE_PATH_MAX];
+	char url[CONFORMANCE_PATH_MAX + 32];
+
+	assert_int_equal(mkfifo(x->path, 0644), 0);
+	refused(x->url, FC_FENCE_UNAVAILABLE, "not a regular file");
+	assert_int_equal(unlink(x->path), 0);
+	/* a symlink to a real target */
+	snprintf(real, sizeof(real), "%s/real.db", x->dir);
+	sql(real, "CREATE TABLE events(row_key TEXT, payload TEXT, "
+		  "operation_id TEXT); INSERT INTO events VALUES('a','x','o');");
+	assert_int_equal(symlink(real, x->path), 0);
+	refused(x->url, FC_FENCE_UNAVAILABLE, "symbolic link");
+	/* ... or a directory on the way */
+	snprintf(side, sizeof(side), "%s/via", x->dir);
+	assert_int_equal(symlink(x->dir, side), 0);
+	snprintf(url, sizeof(url), "sqlite:%s/via/real.db", x->dir);
+	refused(url, FC_FENCE_UNAVAILABLE, "symbolic link");
+	/* the real one reads, until a FIFO stands at its -wal, -journal */
+	snprintf(url, sizeof(url), "sqlite:%s", real);
+	{
+		struct seen s;
+
+		observe(url, NULL, &s);
+		assert_string_equal(s.text, "a|o|1\n");
+	}
+	snprintf(side, sizeof(side), "%s-journal", real);
+	assert_int_equal(mkfifo(side, 0644), 0);
+	refused(url, FC_FENCE_UNAVAILABLE, "-journal' is not a regular file");
+	assert_int_equal(unlink(side), 0);
+	snprintf(side, sizeof(side), "%s-wal", real);
+	assert_int_equal(symlink("/dev/zero", side), 0);
+	refused(url, FC_FENCE_UNAVAILABLE, "-wal' is a symbolic link");
+}
+
+/* A file: target is the route's directory: a FIFO among the data files
+ * or as an epoch file, a symlinked table directory or data file, is an
+ * error, never opened (a FIFO would block) nor followed. */
+static void test_fs_hostile_files(void **state)
+{
+	struct tctx *x = *state;
+	char p[CONFORMANCE_PATH_MAX], q[CONFORMANCE_PATH_MAX];
+
+	make_lake(x);
+	lake_file(x, "one.csv", "row_key,payload\na,1\n");
+	snprintf(p, sizeof(p), "%s/events/fifo.csv", x->path);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	refused(x->url, FC_CORRUPT, "fifo.csv' is not a file");
+	assert_int_equal(unlink(p), 0);
+	/* a data file linked from outside the target */
+	snprintf(q, sizeof(q), "%s/outside.csv", x->dir);
+	write_file(q, "row_key,payload\nb,1\n");
+	assert_int_equal(symlink(q, p), 0);
+	refused(x->url, FC_CORRUPT, "fifo.csv' is not a file");
+	assert_int_equal(unlink(p), 0);
+	/* the table directory itself a link */
+	snprintf(q, sizeof(q), "%s/events", x->path);
+	snprintf(p, sizeof(p), "%s/events-real", x->dir);
+	assert_int_equal(rename(q, p), 0);
+	assert_int_equal(symlink(p, q), 0);
+	{
+		struct seen s;
+		char err[512];
+
+		assert_int_equal(target_observe_rows(x->url, NULL, record_row,
+						     &s, err, sizeof(err)),
+				 FC_CORRUPT);
+		assert_non_null(strstr(err, "symbolic link"));
+	}
+	assert_int_equal(unlink(q), 0);
+	assert_int_equal(rename(p, q), 0);
+	/* a FIFO as an epoch file */
+	snprintf(p, sizeof(p), "%s/.fencecert", x->path);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/.fencecert/x.epoch", x->path);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	alarm(10);
+	{
+		struct seen s;
+		char err[512];
+
+		assert_int_equal(target_list_fences(x->url, record_fence, &s,
+						    err, sizeof(err)),
+				 FC_CORRUPT);
+		assert_non_null(strstr(err, "x.epoch' is not a file"));
+	}
+	alarm(0);
+}
+
 /* ---- common ---- */
 
 static int stop_at_first(void *ctx, const char *key, const char *op,
@@ -695,6 +811,10 @@ int main(void)
 						setup_fs, teardown),
 		cmocka_unit_test_setup_teardown(test_fs_fences, setup_fs,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sqlite_hostile_files,
+						setup_sqlite, teardown),
+		cmocka_unit_test_setup_teardown(test_fs_hostile_files,
+						setup_fs, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_and_stop,
 						setup_sqlite, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup_sqlite,
