@@ -264,8 +264,18 @@ static char *make_work_dir(const char *parent)
 			continue;
 		if (asprintf(&dir, "%s/fencecert-XXXXXX", cands[i]) < 0)
 			return NULL;
-		if (mkdtemp(dir))
+		if (mkdtemp(dir)) {
+			/* absolute and without a symlink: the sandbox binds
+			 * schedule dirs by path, and the harness opens what
+			 * routes wrote there refusing any symlink */
+			char *real = realpath(dir, NULL);
+
+			if (real) {
+				free(dir);
+				return real;
+			}
 			return dir;
+		}
 		free(dir);
 		if (parent)
 			break;

@@ -41,6 +41,10 @@ static void usage(FILE *to)
 		"  --route-digest NAME=D  the route's definition digest must be D\n"
 		"  --tool-version V       the report must come from fencecert V\n"
 		"  --require-signature    refuse when $%s is not set\n"
+		"  --require-containment LEVEL\n"
+		"                         the routes must have run contained at\n"
+		"                         LEVEL or stronger: sandbox > uid > reaper\n"
+		"                         > none (docs/security.md)\n"
 		"  --help                 this text\n"
 		"\n"
 		"The signing key is read from $%s.\n"
@@ -61,6 +65,7 @@ static int parse(int argc, char **argv, struct gate_require *req,
 		{ "route-digest", required_argument, NULL, 'd' },
 		{ "tool-version", required_argument, NULL, 't' },
 		{ "require-signature", no_argument, NULL, 'S' },
+		{ "require-containment", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +92,13 @@ static int parse(int argc, char **argv, struct gate_require *req,
 			break;
 		case 't': req->tool_version = optarg; break;
 		case 'S': req->require_signature = true; break;
+		case 'C':
+			if (gate_containment_rank(optarg) < 0)
+				return cli_usage("gate", "--require-containment "
+						 "must be sandbox, uid, reaper "
+						 "or none, not '%s'", optarg);
+			req->require_containment = optarg;
+			break;
 		case 'h': usage(stdout); return -1;
 		default: return cli_usage("gate", "unknown option");
 		}

@@ -3,6 +3,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <sqlite3.h>
@@ -57,6 +59,16 @@ int main(int argc, char **argv)
 {
 	int rc;
 
+	/* root: non-dumpable before anything runs (docs/security.md): no
+	 * process of a route -- not even one left uid 0 where no sandbox
+	 * could be made -- can ptrace this one or reach its memory,
+	 * environment or fds through /proc; the harness's processes inherit
+	 * it (a fork keeps it, what they exec gets its own).  Not root, it
+	 * would keep an attempt's init from writing its own id maps (the
+	 * files of a non-dumpable process belong to root): the supervisor
+	 * sets it where no namespace is made (supervisor_containment()) */
+	if (geteuid() == 0)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* the signing key leaves the environment before anything runs: no
 	 * child gets it, and /proc/PID/environ shows zeros in its place */
 	if (sign_key_take()) {

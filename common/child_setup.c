@@ -119,17 +119,37 @@ int child_contain_flags(enum child_contain how)
 		return CLONE_NEWPID;
 	case CHILD_CONTAIN_USER:
 		return CLONE_NEWUSER | CLONE_NEWPID;
+	case CHILD_CONTAIN_SANDBOX:
+		return CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+	case CHILD_CONTAIN_FS:
+		return CLONE_NEWUSER | CLONE_NEWNS;
 	default:
 		return 0;
 	}
 }
 
+bool child_contain_has_init(enum child_contain how)
+{
+	return (child_contain_flags(how) & CLONE_NEWPID) != 0;
+}
+
+/* Whether the namespaces of `how` include a user namespace whose ids the
+ * child maps to themselves. */
+static bool maps_own_ids(enum child_contain how)
+{
+	return (child_contain_flags(how) & CLONE_NEWUSER) != 0;
+}
+
 void child_setup_id_maps(struct child_setup *cs)
 {
+	unsigned uid = (unsigned)getuid(), gid = (unsigned)getgid();
+
+	/* root maps to SANDBOX_ROOT_ID: a namespace's uid 0 gets every
+	 * capability back at exec (common/sandbox.h) */
 	snprintf(cs->uid_map, sizeof(cs->uid_map), "%u %u 1\n",
-		 (unsigned)getuid(), (unsigned)getuid());
+		 uid ? uid : SANDBOX_ROOT_ID, uid);
 	snprintf(cs->gid_map, sizeof(cs->gid_map), "%u %u 1\n",
-		 (unsigned)getgid(), (unsigned)getgid());
+		 gid ? gid : SANDBOX_ROOT_ID, gid);
 }
 
 /* --- step 1 --------------------------------------------------------------- */
@@ -142,6 +162,7 @@ static void attach(pid_t parent)
 	    getppid() != parent)
 		_exit(127); /* the harness died before we could attach */
 }
+
 
 static long raw_strlen(const char *s)
 {
@@ -166,6 +187,31 @@ static long write_proc_self(const char *path, const char *text)
 	return r < 0 ? r : r == len ? 0 : -EIO;
 }
 
+/* The user namespace's ids mapped to themselves: 0 or -errno. */
+static long write_id_maps(const char *uid_map, const char *gid_map)
+{
+	long r;
+
+	if ((r = write_proc_self("/proc/self/setgroups", "deny")) < 0 ||
+	    (r = write_proc_self("/proc/self/uid_map", uid_map)) < 0 ||
+	    (r = write_proc_self("/proc/self/gid_map", gid_map)) < 0)
+		return r;
+	return 0;
+}
+
+/* CHILD_CONTAIN_FS (no init): the process's own ids mapped, as an init
+ * maps them (init_attach()). */
+static void attach_maps(const struct child_setup *cs)
+{
+	long r;
+
+	if (cs->contain == CHILD_CONTAIN_FS &&
+	    (r = write_id_maps(cs->uid_map, cs->gid_map)) < 0) {
+		errno = (int)-r;
+		fail(cs->report_fd);
+	}
+}
+
 /* Contained, in the init: its group (the route joins it), the harness's
  * death noticed, and the user namespace's ids mapped. */
 static void init_attach(const struct child_setup *cs)
@@ -184,11 +230,9 @@ static void init_attach(const struct child_setup *cs)
 		if (raw_call(SYS_ppoll, (long)&pf, 1, (long)&now, 0, 0) != 0)
 			raw_exit(127);
 	}
-	if (cs->contain != CHILD_CONTAIN_USER)
+	if (!maps_own_ids(cs->contain))
 		return;
-	if ((r = write_proc_self("/proc/self/setgroups", "deny")) < 0 ||
-	    (r = write_proc_self("/proc/self/uid_map", cs->uid_map)) < 0 ||
-	    (r = write_proc_self("/proc/self/gid_map", cs->gid_map)) < 0) {
+	if ((r = write_id_maps(cs->uid_map, cs->gid_map)) < 0) {
 		raw_report(cs->report_fd, CHILD_REPORT_ERRNO, (int)-r, 0);
 		raw_exit(127);
 	}
@@ -206,10 +250,8 @@ int child_contain_probe(enum child_contain how)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		if (how == CHILD_CONTAIN_USER &&
-		    ((r = write_proc_self("/proc/self/setgroups", "deny")) < 0 ||
-		     (r = write_proc_self("/proc/self/uid_map", cs.uid_map)) < 0 ||
-		     (r = write_proc_self("/proc/self/gid_map", cs.gid_map)) < 0))
+		if (maps_own_ids(how) &&
+		    (r = write_id_maps(cs.uid_map, cs.gid_map)) < 0)
 			raw_exit((int)(-r & 0x7f));
 		raw_exit(0);
 	}
@@ -303,6 +345,28 @@ int child_setup_filter(const struct sock_filter *filter, size_t len, int sock)
 	return rc;
 }
 
+/* Step 1a. */
+static void enter_sandbox(const struct child_setup *cs)
+{
+	int r;
+
+	if (cs->sandbox && (r = sandbox_enter(cs->sandbox)) < 0) {
+		errno = -r;
+		fail(cs->report_fd);
+	}
+}
+
+/* Step 6a. */
+static void drop_caps(const struct child_setup *cs)
+{
+	int r;
+
+	if (cs->sandbox && (r = sandbox_drop_caps((uid_t)-1, (gid_t)-1)) < 0) {
+		errno = -r;
+		fail(cs->report_fd);
+	}
+}
+
 /* Steps 2-7 of an exec'd route process, then exec. */
 static void route_exec(const struct child_setup *cs, char *const argv[],
 		       char *const envp[]) __attribute__((noreturn));
@@ -311,6 +375,7 @@ static void route_exec(const struct child_setup *cs, char *const argv[],
 {
 	sigset_t none;
 
+	enter_sandbox(cs);
 	reset_signals(cs);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -320,6 +385,7 @@ static void route_exec(const struct child_setup *cs, char *const argv[],
 	if (cs->cwd && chdir(cs->cwd) < 0)
 		fail(cs->report_fd);
 	close_rest(cs);
+	drop_caps(cs);
 	if (cs->filter && child_setup_filter(cs->filter, cs->filter_len,
 					     cs->seccomp_sock) < 0)
 		fail(cs->report_fd);
@@ -331,6 +397,7 @@ void child_setup_exec(const struct child_setup *cs, char *const argv[],
 		      char *const envp[])
 {
 	attach(cs->parent);
+	attach_maps(cs);
 	route_exec(cs, argv, envp);
 }
 
@@ -566,14 +633,16 @@ void child_setup_init_clone(const struct child_setup *cs,
 void child_setup_clone(const struct child_setup *cs, char **envp)
 {
 	/* contained, we are the route process: the init attached */
-	if (!child_contain_flags(cs->contain))
+	if (!child_contain_has_init(cs->contain))
 		attach(cs->parent);
+	enter_sandbox(cs);
 	reset_signals(cs);
 	if (place_fds(cs) < 0 || (cs->cwd && chdir(cs->cwd) < 0))
 		fail(cs->report_fd);
 	environ = envp;
 	close_rest(cs);
-	if (child_contain_flags(cs->contain))
+	drop_caps(cs);
+	if (child_contain_has_init(cs->contain))
 		raw_report(cs->report_fd, CHILD_REPORT_RUNNING, 0, 0);
 	close(cs->report_fd); /* uncontained, EOF: set up */
 	if (cs->filter) {

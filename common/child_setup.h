@@ -36,6 +36,8 @@
  *      namespace, the caller's uid and gid mapped to themselves.
  *      Contained, the init then starts the route process, which takes the
  *      steps below (the init takes none of them);
+ *   1a. sandboxed (cs->sandbox): the mounts of common/sandbox.h, in the
+ *      new mount namespace, before anything else;
  *   2. signal dispositions back to what a program starts with: every one
  *      default (exec'd), or `signals` back to `actions` (cloned: only what
  *      the server's warm-up changed); the mask empty (exec'd; a clone's
@@ -46,6 +48,9 @@
  *   5. chdir(cwd);
  *   6. every other fd closed, PROTO_FAILPOINT_FD too when there is no
  *      failpoint end: the attempt holds exactly 0-2 and its channel;
+ *   6a. sandboxed: every capability given up (sandbox_drop_caps()), so
+ *      the route cannot undo its mounts nor act on anything outside its
+ *      user namespace, even where the harness runs as root;
  *   7. last, the seccomp filter: PR_SET_NO_NEW_PRIVS, the program loaded
  *      with a new listener, the listener sent over `seccomp_sock` and
  *      closed; then exec (exec'd) or return (cloned).
@@ -94,6 +99,7 @@
 #include <sys/types.h>
 
 #include "common/error.h"
+#include "common/sandbox.h"
 
 /* How an attempt is contained (struct child_setup.contain). */
 enum child_contain {
@@ -101,7 +107,17 @@ enum child_contain {
 	CHILD_CONTAIN_PID = 1,  /* CLONE_NEWPID */
 	CHILD_CONTAIN_USER = 2, /* CLONE_NEWUSER | CLONE_NEWPID, ids mapped
 				   to themselves */
+	CHILD_CONTAIN_SANDBOX = 3, /* CLONE_NEWUSER | CLONE_NEWPID |
+				   CLONE_NEWNS, ids mapped to themselves,
+				   the route process enters cs->sandbox */
+	CHILD_CONTAIN_FS = 4,   /* CLONE_NEWUSER | CLONE_NEWNS, no init: a
+				   fork server, whose own clones are
+				   sandboxed (cs->sandbox without a /proc
+				   of its own) */
 };
+
+/* Whether a containment starts an init (the namespace's pid 1). */
+bool child_contain_has_init(enum child_contain how);
 
 /* The clone flags of a containment. */
 int child_contain_flags(enum child_contain how);
@@ -125,7 +141,12 @@ struct child_setup {
 	int parent_pidfd;          /* contained: a pidfd of the harness,
 				      readable once it ended; -1: unchecked */
 	enum child_contain contain;
-	/* CHILD_CONTAIN_USER: "ID ID 1\n" for /proc/self/{uid,gid}_map */
+	/* CHILD_CONTAIN_SANDBOX and _FS: the mounts the route process makes
+	 * before step 2, and every capability it gives up before step 7
+	 * (common/sandbox.h) */
+	const struct sandbox *sandbox;
+	/* CHILD_CONTAIN_USER, _SANDBOX, _FS: "ID ID 1\n" for
+	 * /proc/self/{uid,gid}_map */
 	char uid_map[32], gid_map[32];
 	int in_fd, out_fd, err_fd; /* become 0, 1, 2 */
 	int fp_fd;                 /* becomes PROTO_FAILPOINT_FD; -1: none */

@@ -33,6 +33,10 @@
 #define PROTO_ENV_LEASE_OWNER "FENCECERT_LEASE_OWNER"
 /* the fencecert binary, so routes in any language can call its journal CLI */
 #define PROTO_ENV_BIN "FENCECERT_BIN"
+/* Sandboxed attempts: the directories the route may write, ':'-separated
+ * (its schedule dir first, then the suite's `writable:`); everything
+ * else outside its private /tmp is read-only (docs/security.md) */
+#define PROTO_ENV_WRITABLE "FENCECERT_WRITABLE"
 
 /* --- the failpoint channel ------------------------------------------------ */
 

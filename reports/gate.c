@@ -79,6 +79,28 @@ static const json_t *find_route(const json_t *report, const char *name)
 	return NULL;
 }
 
+int gate_containment_rank(const char *level)
+{
+	static const char *const levels[] = { "none", "reaper", "uid",
+					      "sandbox" };
+
+	for (int i = 0; i < (int)(sizeof(levels) / sizeof(levels[0])); i++)
+		if (level && strcmp(level, levels[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void check_containment(struct gate *g, const json_t *report)
+{
+	const char *want = g->req->require_containment;
+	const char *have = rview_str(json_object_get(report, "environment"),
+				     "containment");
+
+	if (want && gate_containment_rank(have) < gate_containment_rank(want))
+		refuse(g, "routes ran contained as '%s', the release requires "
+		       "'%s' or stronger", have, want);
+}
+
 static void check_digests(struct gate *g, const json_t *report)
 {
 	const struct gate_require *req = g->req;
@@ -178,11 +200,14 @@ int gate_check(const json_t *report, const struct gate_require *req,
 	};
 
 	*verdict = NULL;
-	if (!g.reasons || !g.checked || !gate_level_valid(req->level))
+	if (!g.reasons || !g.checked || !gate_level_valid(req->level) ||
+	    (req->require_containment &&
+	     gate_containment_rank(req->require_containment) < 0))
 		g.rc = g.reasons && g.checked ? FC_USAGE : FC_NOMEM;
 	if (!g.rc) {
 		check_signature(&g, report);
 		check_digests(&g, report);
+		check_containment(&g, report);
 		check_verdicts(&g, report);
 	}
 	if (!g.rc) {

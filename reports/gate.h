@@ -12,6 +12,10 @@
  *     signature is not checked, unless require_signature refuses that.
  *  2. digests: suite_digest, each route_digests "NAME=D" and tool_version
  *     must equal what the report says.
+ *  2a. containment: with require_containment, the report's
+ *     environment.containment must be that level or a stronger one
+ *     (gate_containment_rank(): sandbox > uid > reaper > none; a name
+ *     the gate does not know is refused).
  *  3. verdicts: every route named in `routes` must reach `level`
  *     (certified-automatic > certified-fail-closed; rejected and
  *     unverified never pass).  With no route named every route is
@@ -48,7 +52,13 @@ struct gate_require {
 	const char *tool_version;         /* NULL: not checked */
 	const struct sign_key *key;       /* NULL: no key (check 1) */
 	bool require_signature;           /* refuse when key is NULL */
+	const char *require_containment;  /* NULL: not checked (2a) */
 };
+
+/* The strength of a containment level as report.json names it
+ * (docs/security.md): sandbox 3, uid 2, reaper 1, none 0; -1 for a name
+ * that is none of them. */
+int gate_containment_rank(const char *level);
 
 /* Whether level is one a release can require (certified-*). */
 bool gate_level_valid(enum verdict level);

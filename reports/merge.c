@@ -36,6 +36,7 @@
 
 #include "harness/check/report_summary.h"
 #include "harness/check/verdict.h"
+#include "reports/gate.h"
 #include "reports/merge.h"
 #include "reports/rview.h"
 #include "reports/sign.h"
@@ -538,11 +539,17 @@ static json_t *build(struct merge *m)
 			start = s;
 		if (e > end)
 			end = e;
-		/* the merged run was contained only if every shard was */
-		if (!strcmp(rview_str(json_object_get(m->in[i], "environment"),
-				      "containment"), "none"))
-			json_object_set_new(env, "containment",
-					    json_string("none"));
+		/* the merged run was contained as its weakest shard was */
+		{
+			const char *c = rview_str(json_object_get(m->in[i],
+						  "environment"), "containment");
+
+			if (gate_containment_rank(c) <
+			    gate_containment_rank(rview_str(env, "containment")))
+				json_object_set_new(env, "containment",
+						    json_string(gate_containment_rank(c) < 0 ?
+								"none" : c));
+		}
 		json_array_append_new(from, json_pack("{s:s, s:I, s:I, s:O*}",
 			"path", m->paths[i], "started_at", (json_int_t)s,
 			"duration_ms", (json_int_t)(e - s),

@@ -129,6 +129,8 @@ struct request {
 	int fds[FORK_SERVER_FDS_MAX];
 	int nfds;
 	int *started;          /* its init's slot word (invariant 9), or NULL */
+	struct sandbox sb;     /* CHILD_CONTAIN_SANDBOX: from the request's
+				  PROTO_ENV_WRITABLE (common/sandbox.h) */
 };
 
 /*
@@ -261,6 +263,39 @@ static char **str_list(struct hand *h, char **pos, char *end, long n)
 	return v;
 }
 
+/* A sandboxed request's writable directories: PROTO_ENV_WRITABLE of its
+ * environment, copied into the hand-over area and cut at each ':'.
+ * false when it is missing or names too many. */
+static bool request_sandbox(struct hand *h, struct request *rq)
+{
+	static const char var[] = PROTO_ENV_WRITABLE "=";
+	const char *value = NULL;
+	size_t len, n = 0;
+	char *copy;
+
+	for (char **e = rq->env; *e && !value; e++)
+		if (strncmp(*e, var, sizeof(var) - 1) == 0)
+			value = *e + sizeof(var) - 1;
+	if (!value || !*value)
+		return false;
+	len = strlen(value);
+	if (!(copy = hand_alloc(h, len + 1)))
+		return false;
+	memcpy(copy, value, len + 1);
+	sandbox_init(&rq->sb, true);
+	for (char *w = copy; w; n++) {
+		char *colon = strchr(w, ':');
+
+		if (colon)
+			*colon = '\0';
+		if (n >= SANDBOX_WRITABLE_MAX || *w != '/')
+			return false;
+		rq->sb.writable[n] = w;
+		w = colon ? colon + 1 : NULL;
+	}
+	return true;
+}
+
 /* Parse the message h->buf[0..h->len) into h->rq (fds already there);
  * false if malformed. */
 static bool request_parse(struct hand *h)
@@ -276,7 +311,7 @@ static bool request_parse(struct hand *h)
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
 	    !count_field(&pos, end, FORK_SERVER_MSG_MAX, &bpf) ||
 	    bpf % (long)sizeof(struct sock_filter) ||
-	    !count_field(&pos, end, CHILD_CONTAIN_USER, &ns))
+	    !count_field(&pos, end, CHILD_CONTAIN_SANDBOX, &ns))
 		return false;
 	rq->argc = (int)argc;
 	rq->cwd = *cwd ? cwd : NULL;
@@ -285,6 +320,8 @@ static bool request_parse(struct hand *h)
 	if (!(rq->argv = str_list(h, &pos, end, argc)) ||
 	    !(rq->env = str_list(h, &pos, end, envc)) ||
 	    end - pos != bpf || rq->nfds != 4 + (int)fp + (bpf > 0))
+		return false;
+	if (rq->contain == CHILD_CONTAIN_SANDBOX && !request_sandbox(h, rq))
 		return false;
 	rq->bpf_len = (size_t)bpf / sizeof(struct sock_filter);
 	if (bpf) {
@@ -389,6 +426,7 @@ static void request_setup(const struct request *rq, struct child_setup *cs)
 	*cs = (struct child_setup){
 		.parent = srv.harness, .parent_pidfd = srv.harness_pidfd,
 		.contain = rq->contain,
+		.sandbox = rq->contain == CHILD_CONTAIN_SANDBOX ? &rq->sb : NULL,
 		.in_fd = rq->fds[0], .out_fd = rq->fds[1], .err_fd = rq->fds[2],
 		.report_fd = rq->fds[3], .fp_fd = rq->fp ? rq->fds[4] : -1,
 		.cwd = rq->cwd,

@@ -332,7 +332,8 @@ static int userns_check(const char *tmp)
 		fprintf(stderr, "skipped: no namespace for nobody (%s)\n", err);
 		return 77;
 	}
-	if (supervisor_containment(NULL, 0) != CHILD_CONTAIN_USER)
+	if (supervisor_containment(NULL, 0) != CHILD_CONTAIN_USER &&
+	    supervisor_containment(NULL, 0) != CHILD_CONTAIN_SANDBOX)
 		return 10;
 	snprintf(dir, sizeof(dir), "%s/userns", tmp);
 	mkdir(dir, 0777);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "journal/identity.h"
+#include "common/sandbox.h"
 #include "harness/model/scenario_impl.h"
 
 static const char *const suite_keys[] = {
@@ -47,7 +48,7 @@ static const char *const service_keys[] = {
 };
 static const char *const route_keys[] = {
 	"name", "command", "journal", "target", "observe", "expect", "env",
-	"fork_server", NULL,
+	"fork_server", "writable", NULL,
 };
 static const char *const observe_keys[] = { "sql", "command", NULL };
 static const char *const proxy_keys[] = { "name", "upstream", NULL };
@@ -84,6 +85,20 @@ static int check_template(struct yctx *c, yaml_node_t *n, const char *s)
 
 	if (scenario_template_check(c->suite, s, msg, sizeof(msg)) < 0)
 		return scenario__error(c, n, "%s", msg);
+	return 0;
+}
+
+/* A `writable:` entry: an absolute path, no "..", no template (the
+ * sandbox binds it at the same place: common/sandbox.h). */
+static int check_writable(struct yctx *c, yaml_node_t *n, const char *s)
+{
+	if (s[0] != '/')
+		return scenario__error(c, n, "writable path '%.200s' is not "
+				       "absolute", s);
+	if (strstr(s, "/../") || (strlen(s) >= 3 &&
+				  strcmp(s + strlen(s) - 3, "/..") == 0))
+		return scenario__error(c, n, "writable path '%.200s' has a "
+				       "'..' in it", s);
 	return 0;
 }
 
@@ -269,6 +284,13 @@ static int parse_route(struct yctx *c, yaml_node_t *n, void *entry,
 		return FC_USAGE;
 	if ((v = scenario__map_get(c, n, "fork_server", NULL)) &&
 	    scenario__get_bool(c, v, "fork_server", &r->fork_server) < 0)
+		return FC_USAGE;
+	/* the schedule dir is writable already: what else the route may
+	 * write, at most SANDBOX_WRITABLE_MAX - 2 (the dir, and a fork
+	 * server's area, take two) */
+	if ((v = scenario__map_get(c, n, "writable", NULL)) &&
+	    scenario__get_strv(c, v, "writable", 1, SANDBOX_WRITABLE_MAX - 2,
+			       check_writable, &r->writable) < 0)
 		return FC_USAGE;
 	return c->failed ? FC_USAGE : 0;
 }

@@ -93,6 +93,9 @@ struct route_spec {
 	enum expectation expect;
 	bool fork_server;        /* start attempts through the program's fork
 				    server (docs/fork-server.md) */
+	char **writable;         /* `writable:`: absolute paths the sandboxed
+				    route may write besides its schedule dir
+				    (NULL-terminated), or NULL */
 	int line, column;
 };
 

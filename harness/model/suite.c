@@ -71,6 +71,7 @@ void suite_free(struct suite *s)
 		struct route_spec *r = &s->routes[i];
 
 		scenario__strv_free(r->command);
+		scenario__strv_free(r->writable);
 		free(r->journal);
 		free(r->target);
 		free(r->observe_sql);

@@ -37,6 +37,16 @@
  *  8. Its environment is built from nothing (harness/proc/child_env.h):
  *     the request's entries, the allow-list and the names passed on with
  *     supervisor_pass_env(); never the harness's own secret.
+ *  9. Sandboxed (supervisor_containment() is CHILD_CONTAIN_SANDBOX and the
+ *     request names what it may write): the process runs in user, PID and
+ *     mount namespaces of its own (common/sandbox.h): its own /proc, a
+ *     private /tmp and /dev/shm (TMPDIR=/tmp, HOME=SANDBOX_HOME), every
+ *     other file read-only but req->writable (named to it in
+ *     FENCECERT_WRITABLE, colon-separated), and no capability left.  A
+ *     fork server is sandboxed the same way but in the host's PID
+ *     namespace (its attempts are its children's children, cloned with
+ *     CLONE_PARENT): its own files are those of its attempts' parent
+ *     directory, and each attempt it clones narrows that to its own.
  *
  * One supervisor per process (it owns the SIGCHLD handler, which only writes
  * to a self-pipe).  supervisor_new() also makes the calling process a child
@@ -91,6 +101,12 @@ struct sv_spawn {
 				    first use; the process is the same */
 	const char *label;       /* names the process in errors (the route),
 				    or NULL */
+	const char *const *writable; /* an attempt: sandboxed where the
+				    supervisor can (invariant 9), these
+				    directories writable, the first its own
+				    (a fork server of it gets that one's
+				    parent); NULL-terminated.  NULL: not an
+				    attempt, contained as before */
 };
 
 /* A rule of the process's seccomp plan that acted (failed a call or killed
@@ -156,7 +172,9 @@ int supervisor_new(supervisor **out, char *err, size_t errlen) FC_MUST_CHECK;
  */
 enum child_contain supervisor_containment(char *why, size_t whylen);
 
-/* "pid-namespace", "user-namespace", "none". */
+/* The level a report names (environment.containment): "sandbox",
+ * "reaper" (a PID namespace contains what the route starts, the file
+ * system is not sandboxed), "none". */
 const char *supervisor_containment_name(enum child_contain how);
 
 /* Run processes uncontained when no namespace can be made (`certify

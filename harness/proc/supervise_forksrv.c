@@ -50,6 +50,7 @@
 #include "common/clock.h"
 #include "common/fds.h"
 #include "common/protocol.h"
+#include "common/sandbox.h"
 #include "harness/proc/supervise_impl.h"
 
 enum { SENT = 0, GONE = 1 }; /* GONE: the server died or misbehaved */
@@ -153,12 +154,34 @@ static ssize_t recv_timed(supervisor *sv, int fd, char *buf, size_t len)
 	}
 }
 
+/* A sandboxed server's writable directories: the parent of the
+ * attempt's own (into area), then the attempt's others; -1 when the
+ * first has no parent. */
+static int server_area(const struct sv_spawn *req, char *area, size_t len,
+		       const char **writable)
+{
+	const char *slash = strrchr(req->writable[0], '/');
+	size_t n = 1;
+
+	if (!slash || slash == req->writable[0] ||
+	    (size_t)(slash - req->writable[0]) >= len)
+		return -1;
+	memcpy(area, req->writable[0], (size_t)(slash - req->writable[0]));
+	area[slash - req->writable[0]] = '\0';
+	writable[0] = area;
+	for (size_t i = 1; req->writable[i] && n < SANDBOX_WRITABLE_MAX; i++)
+		writable[n++] = req->writable[i];
+	writable[n] = NULL;
+	return 0;
+}
+
 static int server_start(supervisor *sv, const struct sv_spawn *req,
 			const char *key, size_t keylen, struct sv_forksrv **out,
 			char *err, size_t errlen)
 {
 	struct sv_forksrv *srv = calloc(1, sizeof(*srv)), **last;
-	char name[300], hello[128];
+	char name[300], hello[128], area[4096];
+	const char *writable[SANDBOX_WRITABLE_MAX + 1];
 	size_t n = 0;
 	ssize_t r;
 	int rc;
@@ -172,10 +195,22 @@ static int server_start(supervisor *sv, const struct sv_spawn *req,
 	srv->keylen = keylen;
 	/* stdout and stderr of the server are /dev/null: each attempt gets
 	 * its own in the request.  The dynamic linker binds every symbol once
-	 * in the server, not lazily again in each child. */
+	 * in the server, not lazily again in each child.  Sandboxed, the
+	 * server may write where its attempts may: their parent directory
+	 * (each attempt's own is below it) and the suite's extra ones
+	 * (supervise.h, invariant 9). */
+	if (req->writable && server_area(req, area, sizeof(area), writable)) {
+		snprintf(err, errlen, "cannot run '%s': its writable "
+			 "directory '%s' has no parent", req->argv[0],
+			 req->writable[0]);
+		free(srv->key);
+		free(srv);
+		return FC_USAGE;
+	}
 	rc = sv__spawn(sv, &(struct sv_spawn){ .argv = req->argv,
-		       .cwd = req->cwd, .env = server_env }, NULL, true,
-		       &srv->proc, err, errlen);
+		       .cwd = req->cwd, .env = server_env,
+		       .writable = req->writable ? writable : NULL }, NULL,
+		       true, &srv->proc, err, errlen);
 	if (rc) {
 		free(srv->key);
 		free(srv);

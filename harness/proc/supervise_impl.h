@@ -28,6 +28,7 @@
 
 #include "common/child_setup.h"
 #include "common/sanitizer.h"
+#include "harness/proc/freeze.h"
 #include "harness/proc/supervise.h"
 #include "harness/proc/watchdog.h"
 
@@ -42,6 +43,7 @@ struct sv_proc {
 	char line[LINE_MAX_BYTES];
 	size_t linelen;
 	bool paused;
+	struct frozen frozen;  /* paused: every process stopped (freeze.h) */
 	bool registered;       /* the watchdog knows the group */
 	long long deadline_ms; /* 0: none */
 	struct sv_status st;
@@ -122,6 +124,7 @@ struct child_plan {
 	char **envp;
 	char *stacks;          /* exec'd and contained: the init's stack
 				  (the upper half) and the route's */
+	struct sandbox sb;     /* cs.sandbox points here when sandboxed */
 };
 
 /* Each half of child_plan.stacks (sanitized frames are big). */

@@ -133,6 +133,7 @@ void sv__proc_release(sv_proc *p)
 		sv__record_end(p, status, clock_mono_ms());
 	}
 	group_drain(p);
+	free(p->frozen.pids); /* they are dead: nothing to thaw */
 	if (p->fp_fd >= 0)
 		close(p->fp_fd);
 	if (p->report_fd >= 0)
@@ -255,12 +256,19 @@ int sv_proc_kill(sv_proc *p)
 	return 0;
 }
 
+/* Every process of the attempt, not only its group: a writer that
+ * called setsid() is its descendant still (freeze.h walks the tree from
+ * its init, where orphans come to), so a zombie worker is frozen whole. */
 int sv_proc_pause(sv_proc *p)
 {
-	if (p->st.end != SV_RUNNING)
+	if (p->st.end != SV_RUNNING || p->paused)
 		return 0;
-	if (kill(-p->pid, SIGSTOP) < 0 && errno != ESRCH)
-		return FC_IO;
+	if (freeze_tree(p->pid, &p->frozen) != 0) {
+		/* what could not be stopped in FREEZE_WAIT_MS: the group at
+		 * least, as before */
+		if (kill(-p->pid, SIGSTOP) < 0 && errno != ESRCH)
+			return FC_IO;
+	}
 	p->paused = true;
 	return 0;
 }
@@ -290,6 +298,7 @@ int sv_proc_resume(sv_proc *p)
 	if (p->st.end != SV_RUNNING)
 		return 0;
 	follow_cpus(p);
+	freeze_thaw(&p->frozen); /* the same set, then the group */
 	if (kill(-p->pid, SIGCONT) < 0 && errno != ESRCH)
 		return FC_IO;
 	p->paused = false;

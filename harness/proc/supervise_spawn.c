@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -53,6 +54,7 @@
 #include "common/child_setup.h"
 #include "common/fds.h"
 #include "common/protocol.h"
+#include "common/sandbox.h"
 #include "common/sanitizer.h"
 #include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
@@ -68,23 +70,47 @@ static int open_out(const char *path)
 /* --- containment ---------------------------------------------------------- */
 
 static int probed = -1;          /* enum child_contain, once known */
-static char probe_why[200];
+static int probed_base = -1;     /* the same without the sandbox */
+static char probe_why[256];
 
-enum child_contain supervisor_containment(char *why, size_t whylen)
+/* A PID namespace (root), else a user and PID namespace, else none. */
+static enum child_contain base_containment(void)
 {
-	if (probed < 0) {
+	if (probed_base < 0) {
 		int pid_err = child_contain_probe(CHILD_CONTAIN_PID), user_err = 0;
 
 		if (!pid_err)
-			probed = CHILD_CONTAIN_PID;
+			probed_base = CHILD_CONTAIN_PID;
 		else if (!(user_err = child_contain_probe(CHILD_CONTAIN_USER)))
-			probed = CHILD_CONTAIN_USER;
+			probed_base = CHILD_CONTAIN_USER;
 		else {
-			probed = CHILD_CONTAIN_NONE;
+			probed_base = CHILD_CONTAIN_NONE;
 			snprintf(probe_why, sizeof(probe_why), "a new PID "
 				 "namespace: %s; a new user and PID namespace: %s",
 				 strerror(-pid_err), strerror(-user_err));
 		}
+	}
+	return (enum child_contain)probed_base;
+}
+
+enum child_contain supervisor_containment(char *why, size_t whylen)
+{
+	if (probed < 0) {
+		char sb_why[200];
+
+		if (sandbox_probe(sb_why, sizeof(sb_why)) == 0) {
+			probed = CHILD_CONTAIN_SANDBOX;
+			snprintf(probe_why, sizeof(probe_why), "%s", "");
+		} else {
+			probed = base_containment();
+			if (probed != CHILD_CONTAIN_NONE)
+				snprintf(probe_why, sizeof(probe_why),
+					 "no sandbox: %s", sb_why);
+		}
+		/* nothing hides us from the routes' /proc: at least they
+		 * cannot read or ptrace us (cli/main.c does it as root) */
+		if (probed == CHILD_CONTAIN_NONE)
+			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	}
 	if (why)
 		snprintf(why, whylen, "%s", probe_why);
@@ -94,10 +120,12 @@ enum child_contain supervisor_containment(char *why, size_t whylen)
 const char *supervisor_containment_name(enum child_contain how)
 {
 	switch (how) {
+	case CHILD_CONTAIN_SANDBOX:
+	case CHILD_CONTAIN_FS:
+		return "sandbox";
 	case CHILD_CONTAIN_PID:
-		return "pid-namespace";
 	case CHILD_CONTAIN_USER:
-		return "user-namespace";
+		return "reaper";
 	default:
 		return "none";
 	}
@@ -113,6 +141,16 @@ static int child_main(void *arg)
 	child_setup_exec(&cp->cs, cp->argv, cp->envp);
 }
 #endif
+
+/* A fork server, sandboxed (CHILD_CONTAIN_FS): its own memory, as a
+ * clone into a new user namespace may not share ours with CLONE_VFORK's
+ * wait (the child maps its ids before it execs). */
+static int child_fs_main(void *arg)
+{
+	const struct child_plan *cp = arg;
+
+	child_setup_exec(&cp->cs, cp->argv, cp->envp);
+}
 
 static int init_shared_main(void *arg)
 {
@@ -140,13 +178,18 @@ static int init_private_main(void *arg)
  */
 static pid_t start_child(const struct child_plan *cp, sigset_t *old)
 {
-	int ns = child_contain_flags(cp->cs.contain);
+	int ns = child_contain_has_init(cp->cs.contain) ?
+		 child_contain_flags(cp->cs.contain) : 0;
 	sigset_t all;
 	pid_t pid;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, old);
-	if (ns && child_setup_can_share() && !cp->cs.filter)
+	if (cp->cs.contain == CHILD_CONTAIN_FS) /* no init: a copy of us */
+		pid = clone(child_fs_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
+			    child_contain_flags(CHILD_CONTAIN_FS) | SIGCHLD,
+			    (void *)cp);
+	else if (ns && child_setup_can_share() && !cp->cs.filter)
 		pid = clone(init_shared_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
 			    CLONE_VM | ns | SIGCHLD, (void *)cp);
 	else if (ns)
@@ -255,20 +298,78 @@ static int launch(const struct sv_launcher *via, const struct sv_spawn *req,
 	return 0;
 }
 
-/* How a spawn is contained: servers never (their clones are), others as
- * the supervisor can, or not at all where that is allowed.  -1 with err
- * set when it may not run. */
+/* How a spawn is contained: an attempt (req->writable) sandboxed where
+ * the supervisor can (a server: CHILD_CONTAIN_FS, its clones are); other
+ * spawns as before: servers never (their clones are), the rest in a PID
+ * namespace, or not at all where that is allowed.  -1 with err set when
+ * it may not run. */
 static int containment(supervisor *sv, const struct sv_spawn *req,
 		       bool server, char *err, size_t errlen)
 {
-	if (server || sv->contain != CHILD_CONTAIN_NONE)
-		return server ? CHILD_CONTAIN_NONE : (int)sv->contain;
+	enum child_contain how = sv->contain;
+
+	if (how == CHILD_CONTAIN_SANDBOX) {
+		if (req->writable)
+			return server ? CHILD_CONTAIN_FS : CHILD_CONTAIN_SANDBOX;
+		how = base_containment();
+	}
+	if (server || how != CHILD_CONTAIN_NONE)
+		return server ? CHILD_CONTAIN_NONE : (int)how;
 	if (sv->uncontained_ok)
 		return CHILD_CONTAIN_NONE;
 	snprintf(err, errlen, "cannot run '%s' in a PID namespace of its own "
 		 "(%s); 'fencecert certify --uncontained' runs routes without "
 		 "one", req->argv[0], sv->contain_why);
 	return -1;
+}
+
+/* What a sandboxed process is told besides the request's entries:
+ * TMPDIR, HOME and FENCECERT_WRITABLE (invariant 9); NULL-terminated in
+ * set[0..5), the strings in buf.  0, or FC_USAGE when the paths do not
+ * fit (more than SANDBOX_WRITABLE_MAX, or too long). */
+static int sandbox_env(const struct sv_spawn *req, struct sandbox *sb,
+		       bool new_proc, char *buf, size_t buflen,
+		       const char **set)
+{
+	size_t used;
+	int n = 0;
+
+	sandbox_init(sb, new_proc);
+	set[n++] = "TMPDIR=/tmp";
+	set[n++] = "HOME=" SANDBOX_HOME;
+	used = (size_t)snprintf(buf, buflen, "%s=", PROTO_ENV_WRITABLE);
+	for (size_t i = 0; req->writable[i]; i++) {
+		const char *w = req->writable[i];
+
+		if (sandbox_add_writable(sb, w) || strchr(w, ':') ||
+		    used + strlen(w) + 2 >= buflen)
+			return FC_USAGE;
+		used += (size_t)snprintf(buf + used, buflen - used, "%s%s",
+					 i ? ":" : "", w);
+	}
+	set[n++] = buf;
+	set[n] = NULL;
+	return 0;
+}
+
+/* req->env followed by extra (NULL-terminated), in one heap vector whose
+ * entries are not copied. */
+static char **env_join(char *const *env, const char *const *extra)
+{
+	size_t n = 0, m = 0;
+	char **v;
+
+	while (env && env[n])
+		n++;
+	while (extra && extra[m])
+		m++;
+	if (!(v = calloc(n + m + 1, sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = env[i];
+	for (size_t i = 0; i < m; i++)
+		v[n + i] = (char *)extra[i];
+	return v;
 }
 
 /* The report pipe: close-on-exec and above fd 3; our end non-blocking. */
@@ -297,7 +398,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	/* (in: sv->null_fd), out, err, fp parent, fp child, report read,
 	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
-	char fpvar[48];
+	char fpvar[48], writable_var[SANDBOX_WRITABLE_MAX * 256];
+	char **joined = NULL;
 	struct child_plan cp = { 0 };
 	sigset_t old;
 	void *bpf = NULL;
@@ -389,9 +491,26 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		},
 		.argv = req->argv,
 	};
-	if (how == CHILD_CONTAIN_USER)
+	if (how == CHILD_CONTAIN_SANDBOX || how == CHILD_CONTAIN_FS) {
+		const char *extra[4];
+
+		if (sandbox_env(req, &cp.sb, how == CHILD_CONTAIN_SANDBOX,
+				writable_var, sizeof(writable_var), extra)) {
+			snprintf(err, errlen, "cannot run '%s': more than %d "
+				 "writable directories, or one with a ':' in "
+				 "its name", req->argv[0], SANDBOX_WRITABLE_MAX);
+			attach_rc = FC_USAGE;
+			goto fail;
+		}
+		cp.cs.sandbox = &cp.sb;
+		if (!(joined = env_join(req->env, extra))) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	if (child_contain_flags(cp.cs.contain) & CLONE_NEWUSER)
 		child_setup_id_maps(&cp.cs);
-	cp.envp = child_env_build(req->env, sv->pass_env,
+	cp.envp = child_env_build(joined ? joined : req->env, sv->pass_env,
 				  req->failpoints || server ? fpvar : NULL);
 	if (!via)
 		cp.stacks = malloc(2 * SV_CHILD_STACK_SIZE);
@@ -412,7 +531,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	p->pid = pid;
 	p->sv = sv;
 	p->st.start_ms = clock_mono_ms();
-	p->st.contained = how != CHILD_CONTAIN_NONE;
+	p->st.contained = child_contain_has_init((enum child_contain)how);
 	p->st.descendants_killed = -1;
 	close(fds[6]);
 	fds[6] = -1;
@@ -426,6 +545,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(cp.envp);
 	cp.envp = NULL;
+	free(joined);
+	joined = NULL;
 	free(bpf);
 	bpf = NULL;
 	if (child_errno || attach_rc) {
@@ -458,6 +579,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 fail:
 	close_fds(fds, 9);
 	free(cp.envp);
+	free(joined);
 	free(cp.stacks); /* the child, if any, is reaped */
 	free(bpf);
 	inject_seccomp_session_free(p->sess);

@@ -257,6 +257,7 @@ static int spawn_attempt(struct orch *o, int idx, char **env)
 		.timeout_ms = p->suite->orchestrator.attempt_timeout_ms,
 		.fork_server = p->route->fork_server,
 		.label = p->route->name,
+		.writable = (const char *const *)o->su.writable,
 	};
 	char err[400];
 	int rc = orch__families_try_starts(&o->fams, &o->s, idx, &req, err,

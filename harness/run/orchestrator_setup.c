@@ -123,6 +123,25 @@ void orch__setup_vars(struct orch_sched *s)
 	};
 }
 
+/* The schedule dir, then the route's `writable:` (copies). */
+static int writable_list(const struct orch_params *p, char ***out)
+{
+	size_t n = 0;
+	char **v;
+
+	while (p->route->writable && p->route->writable[n])
+		n++;
+	if (!(v = calloc(n + 2, sizeof(*v))))
+		return FC_NOMEM;
+	*out = v;
+	if (!(v[0] = strdup(p->dir)))
+		return FC_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i + 1] = strdup(p->route->writable[i])))
+			return FC_NOMEM;
+	return 0;
+}
+
 int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 		      size_t errlen)
 {
@@ -164,6 +183,8 @@ int orch__setup_start(struct orch_setup *su, struct orch_sched *s, char *err,
 				 errlen);
 	if (!rc)
 		rc = expand_list(p->route->env, &s->vars, &su->env, err, errlen);
+	if (!rc)
+		rc = writable_list(p, &su->writable);
 	return rc;
 }
 
@@ -174,6 +195,7 @@ void orch__setup_release(struct orch_setup *su)
 	free(su->journal_url);
 	orch__free_list(su->argv);
 	orch__free_list(su->env);
+	orch__free_list(su->writable);
 	*su = (struct orch_setup){ 0 };
 }
 

@@ -33,6 +33,8 @@ struct orch_setup {
 	char *journal_url;   /* expanded; s->journal_url points here */
 	char **argv;         /* expanded route command */
 	char **env;          /* expanded route env */
+	char **writable;     /* what an attempt may write, sandboxed: the
+				schedule dir, then the route's `writable:` */
 };
 
 /* {schedule_id}, {dir} and {service:NAME} into s->vars. */
