@@ -130,6 +130,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/l
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_SUPPORT:%.c=$(BUILD)/%.o) $(BUILD)/libfencecert.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# Stand-alone tools the integration tests run (tests/tools/*.c, one file
+# each, linked with libseccomp only).
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
+$(BUILD)/tests/tools/%: tests/tools/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libseccomp)
+check: $(TOOL_BINS)
+
 # The dependency rule (docs/architecture.md) first: a tree that breaks it
 # fails before any test runs.
 check: $(BUILD)/fencecert $(TEST_BINS)

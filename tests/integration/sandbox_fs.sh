@@ -1,0 +1,80 @@
+#!/bin/sh
+# sandbox_fs.sh -- what a route can see and write in its sandbox (issue
+# 30, "A sandbox per attempt"; docs/security.md):
+#   - its schedule dir and the suite's `writable:` paths are writable;
+#   - the checkout, another schedule's dir and the harness's work dir are
+#     not (EROFS);
+#   - /tmp is its own: a file it leaves there is not in the host's /tmp;
+#     HOME and TMPDIR are writable;
+#   - it holds no capability (CapEff 0), even when certify is root;
+#   - its /proc shows only its attempt's processes.
+# Uncontained, every write succeeded (the checkout and other schedules'
+# targets included) and a root route held every capability.
+. "$(dirname "$0")/lib/sandbox.sh"
+mark=fc-fs-$$
+
+cat >"$tmp/probe.py" <<'EOF'
+import glob, os, sys
+checkout, writable, mark = sys.argv[1:4]
+# the schedule dir: FENCECERT_WORKLOAD is SCHED/workload/workload-1.json
+sched = os.path.dirname(os.path.dirname(os.environ["FENCECERT_WORKLOAD"]))
+work = os.path.dirname(sched)
+res = []
+def w(name, path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        res.append("%s writable %s" % (name, path))
+    except OSError as e:
+        res.append("%s refused %s %s" % (name, path, e.strerror))
+w("schedule", os.path.join(sched, "probe"))
+w("writable", os.path.join(writable, "probe.%s" % os.path.basename(sched)))
+w("checkout", os.path.join(checkout, ".%s.%s" % (mark, os.path.basename(sched))))
+w("workdir", os.path.join(work, "%s.%s" % (mark, os.path.basename(sched))))
+for other in sorted(glob.glob(os.path.join(work, "r*-s*-j*"))):
+    if other != sched:
+        w("other", os.path.join(other, "probe-from-" + os.path.basename(sched)))
+w("home", os.path.join(os.environ.get("HOME", "/nonexistent"), mark))
+w("tmpdir", os.path.join(os.environ.get("TMPDIR", "/tmp"), mark + ".t"))
+w("tmp", "/tmp/%s" % mark)
+cap = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
+res.append("capeff %s" % cap)
+res.append("procs %d" % len([p for p in os.listdir("/proc") if p.isdigit()]))
+open(os.path.join(sched, "probe.txt"), "w").write("\n".join(res) + "\n")
+EOF
+
+for u in $(sb_users); do
+	d=$(sb_dir "$u" "$u")
+	mkdir "$d/extra"
+	[ "$u" != nobody ] || chown "$SB_NOBODY:$SB_NOBODY" "$d/extra"
+	cat >"$d/suite.yaml" <<EOF
+version: 1
+suite: sandbox-fs
+routes:
+  - name: prober
+    command: [sh, -c, '$PY $tmp/probe.py $PWD $d/extra $mark; exec "\$FENCECERT_BIN" route']
+    journal: "sqlite:{dir}/journal.db"
+    target: "sqlite:{dir}/target.db"
+    observe: {sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"}
+    writable: ['$d/extra']
+workload: {operations: 1, rows_per_operation: 3, seed: 1}
+orchestrator: {retries: 1, zombie_delay_ms: 5, lease_ttl_ms: 5, attempt_timeout_ms: 20000}
+scenarios:
+  - name: clean
+  - name: clean-2
+EOF
+	sb_certify "$u" "$d" "$d/suite.yaml" --jobs 1
+	rm -f "$PWD"/."$mark".* /tmp/"$mark" /tmp/"$mark".t "$HOME/$mark" "$tmp/$mark"
+	probes=$(sb_files "$d" probe.txt)
+	[ -n "$probes" ] || fail "the route never ran ($u, exit $sb_rc): $(cat "$d/stderr")"
+	cat $probes | sort -u >"$d/probes"
+	sed 's/^/  /' "$d/probes"
+	bad=$(grep -E '^(checkout|workdir|other) writable|^(schedule|writable|home|tmpdir|tmp) refused' "$d/probes" || true)
+	grep -q '^other ' "$d/probes" || bad="$bad no other schedule dir was tried"
+	grep -qx 'capeff 0000000000000000' "$d/probes" || bad="$bad $(grep capeff "$d/probes")"
+	n=$(sed -n 's/^procs //p' "$d/probes" | sort -n | tail -n 1)
+	[ "${n:-999}" -le 16 ] || bad="$bad the route sees $n processes in /proc"
+	[ -z "$bad" ] || fail "the sandbox ($u) leaks: $bad"
+	ok "the sandbox ($u) holds"
+done
+echo "sandbox_fs: ok ($checks checks)"
