@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -587,6 +588,99 @@ static void test_tampered_store(void **state)
 	free(c);
 }
 
+/* What a route leaves in its schedule dir: a FIFO (with no writer: a
+ * plain open would block), links out of the dir and to a device, and as
+ * root a device node.  A take neither blocks nor follows: links are
+ * recorded as links, a FIFO or a device as nothing; a restore over a
+ * FIFO replaces it. */
+static void test_hostile_schedule_dir(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b, *c = new_dir(f), d[SNAP_DIGEST_HEX + 1];
+	char target[PATH_MAX];
+
+	put_text(at(a, "journal.db"), "committed");
+	assert_int_equal(mkfifo(at(a, "fifo"), 0644), 0);
+	assert_int_equal(symlink("/dev/zero", at(a, "zero")), 0);
+	put_text(at(f->top, "outside"), "not the route's");
+	assert_int_equal(symlink(at(f->top, "outside"), at(a, "out")), 0);
+	if (geteuid() == 0)
+		assert_int_equal(mknod(at(a, "dev"), S_IFCHR | 0644,
+				       makedev(1, 5)), 0);
+	alarm(10);
+	take(f, a, d);
+	b = restored(f, d);
+	alarm(0);
+	assert_text(at(b, "journal.db"), "committed");
+	assert_absent(at(b, "fifo"));
+	assert_absent(at(b, "dev"));
+	assert_true(S_ISLNK(mode_of(at(b, "zero"))));
+	assert_true(S_ISLNK(mode_of(at(b, "out"))));
+	assert_int_equal(readlink(at(b, "out"), target, sizeof(target)),
+			 (ssize_t)strlen(at(f->top, "outside")));
+	/* a FIFO where a restored file goes */
+	assert_int_equal(mkfifo(at(c, "journal.db"), 0644), 0);
+	alarm(10);
+	restore(f, d, c);
+	alarm(0);
+	assert_true(S_ISREG(mode_of(at(c, "journal.db"))));
+	assert_text(at(c, "journal.db"), "committed");
+	free(a);
+	free(b);
+	free(c);
+}
+
+/* The store's own files, should a route reach them: a FIFO as an object
+ * or a manifest, a manifest that is a link.  A restore fails at once,
+ * never blocks. */
+static void test_hostile_store(void **state)
+{
+	struct fx *f = *state;
+	char *a = new_dir(f), *b = new_dir(f), d[SNAP_DIGEST_HEX + 1];
+	char man[512], obj[512], copy[512];
+	snap_store *other;
+	json_t *m;
+
+	put_text(at(a, "journal.db"), "committed");
+	take(f, a, d);
+	snprintf(man, sizeof(man), "%s/states/%s.json", f->store_root, d);
+	m = json_load_file(man, 0, NULL);
+	assert_non_null(m);
+	snprintf(obj, sizeof(obj), "%s/objects/%s", f->store_root,
+		 json_string_value(json_object_get(json_array_get(
+			json_object_get(m, "entries"), 0), "object")));
+	json_decref(m);
+	/* the object a FIFO */
+	assert_int_equal(unlink(obj), 0);
+	assert_int_equal(mkfifo(obj, 0644), 0);
+	alarm(10);
+	assert_int_equal(snap_restore(f->st, d, b, f->err, sizeof(f->err)),
+			 FC_IO);
+	alarm(0);
+	assert_non_null(strstr(f->err, "not a regular file"));
+	assert_absent(at(b, "journal.db"));
+	/* the manifest a FIFO, read by a handle that has not kept it */
+	snprintf(copy, sizeof(copy), "%s/manifest-copy", f->top);
+	assert_int_equal(rename(man, copy), 0);
+	assert_int_equal(mkfifo(man, 0644), 0);
+	assert_int_equal(snap_store_open(f->store_root, &other, f->err,
+					 sizeof(f->err)), 0);
+	alarm(10);
+	assert_int_equal(snap_restore(other, d, b, f->err, sizeof(f->err)),
+			 FC_IO);
+	alarm(0);
+	assert_non_null(strstr(f->err, "not a regular file"));
+	/* ... or a link to a manifest elsewhere */
+	assert_int_equal(unlink(man), 0);
+	assert_int_equal(symlink(copy, man), 0);
+	assert_int_equal(snap_restore(other, d, b, f->err, sizeof(f->err)),
+			 FC_IO);
+	assert_non_null(strstr(f->err, "no state"));
+	snap_store_close(other);
+	free(a);
+	free(b);
+}
+
 /* No restore's temporary file left in dir. */
 static void assert_no_temporaries(const char *dir)
 {
@@ -1080,6 +1174,8 @@ int main(void)
 		T(test_repeat_take_sees_rewrite),
 		T(test_errors),
 		T(test_tampered_store),
+		T(test_hostile_schedule_dir),
+		T(test_hostile_store),
 		T(test_restore_keeps_manifest),
 		T(test_restore_fresh_in_place),
 		T(test_restore_forgets_oldest),

@@ -16,6 +16,11 @@
  *     partial observation.
  *  3. A failed observation carries no rows: the checker must never compare
  *     against half an answer.
+ *  4. observe.out and observe.err lie in the schedule dir, which the route
+ *     writes: they are read as hostile (common/fsutil.h,
+ *     fs_open_untrusted()): a FIFO, a device or a symbolic link there is
+ *     an error (observe.err: no tail), never a blocked or followed open.
+ *     The SQLite target's own checks are fc_sqlite_open_reader()'s.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/fsutil.h"
 #include "fences/target.h"
 #include "fences/target_pg.h"
 #include "harness/run/observe.h"
@@ -61,13 +68,17 @@ static int fail(observer *o, int code, const char *fmt, ...)
 }
 
 /* The last len - 1 bytes of what the observer wrote on stderr, on one
- * line, or "(nothing on stderr)". */
+ * line, or "(nothing on stderr)".  The file is in the schedule dir, where
+ * the route writes: opened as hostile (invariant 4). */
 static void err_tail(const char *path, char *out, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	int fd = fs_open_untrusted(path, 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	size_t n = 0;
 	long size;
 
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0) {
 		if (size > (long)len - 1)
 			fseek(f, size - (long)len + 1, SEEK_SET);
@@ -275,29 +286,29 @@ static int parse_line(observer *o, struct rows *r, char *line, size_t lineno)
 
 static int read_output(observer *o, struct rows *r)
 {
-	FILE *f = fopen(o->out_path, "re");
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	struct stat sb;
+	char *text, *line, *next;
+	size_t len, lineno = 0;
 	int rc = 0;
 
-	if (!f)
+	/* invariant 4: a regular file of at most OBSERVE_OUTPUT_MAX bytes */
+	if (fs_read_untrusted(o->out_path, OBSERVE_OUTPUT_MAX, &text, &len)) {
+		if (errno == EFBIG)
+			return fail(o, FC_CORRUPT, "observe.command wrote more "
+				    "than %ld bytes", OBSERVE_OUTPUT_MAX);
 		return fail(o, FC_IO, "cannot read '%s': %s", o->out_path,
-			    strerror(errno));
-	if (fstat(fileno(f), &sb) == 0 && sb.st_size > OBSERVE_OUTPUT_MAX) {
-		fclose(f);
-		return fail(o, FC_CORRUPT, "observe.command wrote more than %ld "
-			    "bytes", OBSERVE_OUTPUT_MAX);
+			    errno == EINVAL ? "not a regular file" :
+			    errno == ELOOP ? "a symbolic link" : strerror(errno));
 	}
-	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+	for (line = text; !rc && line < text + len; line = next) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+
+		next = nl ? nl + 1 : text + len;
+		if (nl)
+			*nl = '\0';
 		lineno++;
-		if (len && line[len - 1] == '\n')
-			line[len - 1] = '\0';
 		rc = parse_line(o, r, line, lineno);
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	return rc;
 }
 

@@ -25,6 +25,14 @@
  *   - The cache is keyed by absolute path and trusted only under the
  *     racily-clean rule of snapshot.h (invariant 5); the clock it compares
  *     with is the coarse one the kernel stamps files with.
+ *   - What a route can write is read as hostile: a schedule's files, and
+ *     the store's own objects and manifests too (a route might reach the
+ *     store in a weaker containment).  Each is opened with
+ *     fs_open_untrusted() -- no symlink on the path (the schedule dir and
+ *     the store's directories are resolved once, so only what lies below
+ *     them is checked), never blocking, a regular file only, manifests
+ *     bounded (SNAP_MANIFEST_MAX) -- and a take records a FIFO, device or
+ *     socket as nothing, never opening it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +62,7 @@
 #define SNAP_TMP_PREFIX ".snap-tmp-"
 #define SNAP_HASH_PREFIX 7 /* "sha256:" of identity_hash_final() */
 #define SNAP_KEPT_ENTRIES 65536 /* their entries in all, at most */
+#define SNAP_MANIFEST_MAX (64L * 1024 * 1024) /* bytes of one manifest */
 
 /* A manifest as restore checked it, by state digest. */
 struct kept_manifest {
@@ -261,6 +270,20 @@ static char *join(const char *a, const char *b)
 	return s;
 }
 
+/* *path as realpath() has it, with no symlink left in it: what the
+ * store opens below it is then checked for symlinks alone (a route's,
+ * never the work dir's own).  -1 with errno. */
+static int resolve(char **path)
+{
+	char *real = realpath(*path, NULL);
+
+	if (!real)
+		return -1;
+	free(*path);
+	*path = real;
+	return 0;
+}
+
 int snap_store_open(const char *root, snap_store **out, char *err,
 		    size_t errlen)
 {
@@ -275,11 +298,12 @@ int snap_store_open(const char *root, snap_store **out, char *err,
 				  "out of memory opening snapshot store '%s'", root);
 	}
 	st->used = &st->own_used;
-	if (fs_mkdirs(st->objects) < 0 || fs_mkdirs(st->states) < 0) {
+	if (fs_mkdirs(st->objects) < 0 || fs_mkdirs(st->states) < 0 ||
+	    resolve(&st->objects) < 0 || resolve(&st->states) < 0) {
 		int e = errno;
 
 		snap_store_close(st);
-		return snap__fail(err, errlen, FC_IO,
+		return snap__fail(err, errlen, e == ENOMEM ? FC_NOMEM : FC_IO,
 				  "cannot create snapshot store '%s': %s", root,
 				  strerror(e));
 	}
@@ -490,10 +514,12 @@ int snap__load_bytes(snap_store *st, const char *hex, size_t max, char **out,
 	if (!valid_hex(hex))
 		return snap__fail(err, errlen, FC_USAGE, "bad object name '%s'", hex);
 	put(path, sizeof(path), "%s/%s", st->objects, hex);
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	/* a FIFO or a link planted as the object: refused, at once */
+	if ((fd = fs_open_untrusted(path, max)) < 0)
 		return snap__fail(err, errlen, errno == ENOENT ? FC_USAGE : FC_IO,
 				  "no object '%s' in the store: %s", hex,
-				  strerror(errno));
+				  errno == EINVAL ? "not a regular file" :
+				  errno == EFBIG ? "too large" : strerror(errno));
 	rc = fs_read_all(fd, 4096, max, out, len);
 	close(fd);
 	if (rc)
@@ -523,8 +549,13 @@ int snap__store_file(snap_store *st, const char *abs, const struct statx *sx,
 		return 0;
 	}
 	hashed = coarse_now();
-	/* O_NONBLOCK: a fifo put in the file's place must not hang us */
-	fd = open(abs, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* a FIFO put in the file's place must not hang us, a directory
+	 * swapped for a link on the way must not lead out (abs lies below
+	 * the resolved schedule dir) */
+	fd = fs_open_untrusted(abs, 0);
+	if (fd < 0 && errno == EINVAL)
+		return snap__fail(err, errlen, FC_IO,
+				  "'%s' was replaced while it was read", abs);
 	if (fd < 0)
 		return snap__fail(err, errlen, FC_IO, "cannot open '%s': %s", abs,
 				  strerror(errno));
@@ -1010,25 +1041,26 @@ static bool manifest_named(json_t *root, const char *digest)
 static int read_manifest(struct restore *r, const char *digest,
 			 struct snap_manifest *m)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], *text;
 	json_error_t jerr;
 	json_t *root, *entries;
 	const char *format;
-	size_t i;
-	FILE *f;
+	size_t i, len;
 	int rc = 0;
 
 	if (!valid_hex(digest))
 		return snap__fail(r->err, r->errlen, FC_USAGE,
 				  "bad state digest '%s'", digest);
 	put(path, sizeof(path), "%s/%s.json", r->st->states, digest);
-	if (!(f = fopen(path, "re")))
+	if ((rc = fs_read_untrusted(path, SNAP_MANIFEST_MAX, &text, &len)))
 		return snap__fail(r->err, r->errlen,
+				  rc == FC_NOMEM ? FC_NOMEM :
 				  errno == ENOENT ? FC_USAGE : FC_IO,
 				  "no state '%s' in the store: %s", digest,
-				  strerror(errno));
-	root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-	fclose(f);
+				  errno == EINVAL ? "not a regular file" :
+				  errno == EFBIG ? "too large" : strerror(errno));
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (root && !manifest_named(root, digest)) {
 		json_decref(root);
 		return snap__fail(r->err, r->errlen, FC_CORRUPT, "manifest '%s' "
@@ -1228,11 +1260,12 @@ static int restore_file(struct restore *r, const struct snap_entry *e)
 	    strcmp(cached, e->object) == 0)
 		return 0;
 	put(obj, sizeof(obj), "%s/%s", r->st->objects, e->object);
-	if ((in = open(obj, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((in = fs_open_untrusted(obj, 0)) < 0)
 		return snap__fail(r->err, r->errlen,
 				  errno == ENOENT ? FC_CORRUPT : FC_IO,
 				  "cannot open object '%s' of '%s': %s", obj,
-				  e->path, strerror(errno));
+				  e->path, errno == EINVAL ? "not a regular file"
+				  : strerror(errno));
 	rc = write_file(r, e, in, there);
 	close(in);
 	/* what was just written is known: the next take need not read it */
