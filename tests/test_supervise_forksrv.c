@@ -393,8 +393,9 @@ static void test_certify_killed_forksrv(void **state)
 		"    target: 'sqlite:{dir}/t.db'\n"
 		"    observe: {sql: 'SELECT 1, 1'}\n"
 		"    env: {SUPERVISE_TEST_DIR: '%s'}\n"
+		"    writable: ['%s']\n" /* sandboxed: the notes dir */
 		"scenarios:\n  - name: a\n  - name: b\n  - name: c\n",
-		svt_self_exe, notes);
+		svt_self_exe, notes, notes);
 	fclose(f);
 	pid = svt_certify_bg(bin, suite, out, marker);
 	/* wait until both workers' attempts run (up to 60 s: a sanitized

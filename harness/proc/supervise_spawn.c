@@ -53,18 +53,22 @@
 #include "common/clock.h"
 #include "common/child_setup.h"
 #include "common/fds.h"
+#include "common/fsutil.h"
 #include "common/protocol.h"
 #include "common/sandbox.h"
 #include "common/sanitizer.h"
 #include "harness/proc/child_env.h"
 #include "harness/proc/supervise_impl.h"
 
+/* An attempt's stdout or stderr file, in its schedule dir, where a
+ * route (an earlier try, a zombie) may have left a FIFO or a symlink
+ * under the name: made afresh, never opened through what is there. */
 static int open_out(const char *path)
 {
 	if (!path)
-		path = "/dev/null";
-	return child_setup_fd_high(open(path, O_WRONLY | O_CREAT | O_TRUNC |
-					O_CLOEXEC, 0644));
+		return child_setup_fd_high(open("/dev/null", O_WRONLY |
+						O_CLOEXEC));
+	return child_setup_fd_high(fs_create_untrusted(path, 0644));
 }
 
 /* --- containment ---------------------------------------------------------- */
