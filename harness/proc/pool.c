@@ -339,11 +339,12 @@ static int start_worker(pool *p, int i, char *err, size_t errlen)
 	memcpy(p->w[i].nonce, nonce, sizeof(nonce));
 	explicit_bzero(nonce, sizeof(nonce));
 	fflush(NULL);
-	/* The coordinator is non-dumpable (PR_SET_DUMPABLE 0 from main(),
-	 * before it starts anything) and a forked worker stays so: a route
-	 * with the harness's uid cannot then open /proc/<worker>/mem or
-	 * /proc/<worker>/fd/N (they need ptrace access), so it can neither
-	 * read the nonce nor reach the result pipe (invariant 6).  The
+	/* A forked worker keeps the coordinator's dumpable flag: as root,
+	 * cli/main.c made it non-dumpable before anything started, so a
+	 * route cannot open /proc/<worker>/mem or /proc/<worker>/fd/N
+	 * (they need ptrace access) to read the nonce or reach the result
+	 * pipe (invariant 6); not root, the supervisor makes the worker
+	 * so where no namespace hides it (supervisor_containment()).  The
 	 * worker never execs, which would make it dumpable again. */
 	pid = fork();
 	if (pid < 0) {
