@@ -127,6 +127,48 @@ static void test_evidence_too_big(void **state)
 	record_free(r);
 }
 
+/* What a route leaves as its return.json is read as hostile
+ * (fs_read_untrusted()): a FIFO no one writes (a plain open() waits for a
+ * writer for ever), a symlink to a good file and a directory are
+ * evidence that is not valid, at once. */
+static void test_evidence_hostile(void **state)
+{
+	struct rec_schedule *r = record_new();
+	struct rec_operation *op;
+	char p[256], good[256];
+	long long t0;
+
+	(void)state;
+	assert_non_null(r);
+	op = RECORD_PUSH(r->ops, r->nops);
+	assert_non_null(op);
+	op->index = 1;
+	put_return(1, 4, "{\"operation_id\": \"op-b\", \"epoch\": 4}");
+	snprintf(good, sizeof(good), "%s/op1/xcom/try-4/return.json", root);
+	for (int k = 1; k <= 3; k++) {
+		snprintf(p, sizeof(p), "%s/op1/xcom/try-%d", root, k);
+		assert_int_equal(fs_mkdirs(p), 0);
+		snprintf(p, sizeof(p), "%s/op1/xcom/try-%d/return.json", root, k);
+		if (k == 1)
+			assert_int_equal(mkfifo(p, 0600), 0);
+		else if (k == 2)
+			assert_int_equal(symlink(good, p), 0);
+		else
+			assert_int_equal(mkdir(p, 0755), 0);
+	}
+	t0 = clock_mono_ms();
+	assert_int_equal(collect_evidence(r, root, 4), 0);
+	assert_true(clock_mono_ms() - t0 < 2000);
+	assert_int_equal(op->nevidence, 4);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(op->evidence[k].try_number, k + 1);
+		assert_false(op->evidence[k].valid);
+	}
+	assert_true(op->evidence[3].valid);
+	assert_string_equal(op->evidence[3].operation_id, "op-b");
+	record_free(r);
+}
+
 /* --- the journal watch ------------------------------------------------------ */
 
 static char url[128];
@@ -351,6 +393,53 @@ static void test_watch_too_many(void **state)
 	record_free(r);
 }
 
+/* A history longer than COLLECT_HISTORY_MAX is not read (the entry's
+ * version says how long it is): the entry is there without it, counted,
+ * and the schedule is unverified; a short entry beside it is read whole. */
+static void test_history_bounded(void **state)
+{
+	struct rec_schedule *r = schedule_of(1);
+	struct journal_entry e;
+	collect_watch *w;
+	char err[256];
+	journal *j;
+	int created;
+	const struct rec_entry *big, *small;
+
+	(void)state;
+	assert_int_equal(journal_open(url, &j, err, sizeof(err)), 0);
+	assert_int_equal(journal_create_or_get(j, "big", "i", NULL, &e,
+					       &created), 0);
+	while (e.version <= COLLECT_HISTORY_MAX)
+		assert_int_equal(journal_cas(j, &(struct journal_cas){
+				.operation_id = "big",
+				.expected_version = e.version,
+				.next = e.state == FC_PREPARING ?
+					FC_FAILED_PRE_COMMIT : FC_PREPARING },
+				&e), 0);
+	assert_int_equal(journal_create_or_get(j, "small", "i", NULL, &e,
+					       &created), 0);
+	journal_close(j);
+	assert_int_equal(collect_watch_new(url, &w), 0);
+	(void)attempt(r, 1, 1, 1, clock_wall_ms() + 1000);
+	assert_int_equal(collect_journal(r, w), 0);
+	assert_int_equal(r->ops[0].nentries, 2);
+	big = record_entry(&r->ops[0], "big");
+	small = record_entry(&r->ops[0], "small");
+	assert_non_null(big);
+	assert_non_null(small);
+	assert_int_equal(big->status, FC_NOSPACE);
+	assert_int_equal(big->nhistory, 0);
+	assert_int_equal(big->history_total, COLLECT_HISTORY_MAX + 1);
+	assert_int_equal(small->status, 0);
+	assert_int_equal(small->nhistory, 1);
+	assert_int_equal(r->status, FC_NOSPACE);
+	assert_non_null(strstr(r->error, "holds 1001 transitions"));
+	assert_non_null(strstr(r->error, "COLLECT_HISTORY_MAX"));
+	collect_watch_free(w);
+	record_free(r);
+}
+
 /* One operation: every entry is its own, whenever made, so nothing is
  * listed before the end (seen at the end, in the order made, even with
  * a creation time before every attempt, as a restored state's entries
@@ -399,6 +488,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_evidence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evidence_hostile, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_evidence_too_big, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_watch_attributes, setup,
@@ -408,6 +499,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_watch_nothing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_watch_too_many, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_history_bounded, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_watch_one_operation, setup,
 						teardown),

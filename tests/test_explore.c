@@ -234,6 +234,92 @@ static void test_every_kill(void **state)
 	suite_free(s);
 }
 
+/* Drain ex feeding every trace try 1 = t1 and try 2 = t2; the number of
+ * jobs. */
+static size_t drain_with(explorer *ex, const char *const *t1, size_t n1,
+			 size_t total1, const char *const *t2, size_t n2)
+{
+	struct explore_attempt a[2] = {
+		{ .operation = 1, .try_number = 1, .hits = t1, .nhits = n1,
+		  .hits_total = total1 },
+		{ .operation = 1, .try_number = 2, .hits = t2, .nhits = n2 },
+	};
+	const struct explore_job *j;
+	enum explore_next n;
+	size_t jobs = 0;
+
+	while ((n = explorer_next(ex, &j)) != EXPLORE_DONE) {
+		assert_int_equal(n, EXPLORE_JOB); /* every trace is fed at once */
+		jobs++;
+		if (j->wants_trace)
+			assert_int_equal(explorer_feed(ex, j->id, a, 2), 0);
+	}
+	return jobs;
+}
+
+/* A route that reports 500 distinct failpoint names (in try 1, and in
+ * try 2 after every kill) would make 1 + 500 x 3 + 500 x 500 x 3
+ * schedules; the explorer plans the points of the first EXPLORE_NAMES_MAX
+ * names of each try and stops at EXPLORE_SCHEDULES_MAX, and says both. */
+static void test_bounded_names(void **state)
+{
+	struct suite *s = load();
+	static char names[500][16];
+	const char *v[500];
+	explorer *ex;
+	char err[256];
+	const char *why;
+	size_t jobs;
+
+	(void)state;
+	for (int i = 0; i < 500; i++) {
+		snprintf(names[i], sizeof(names[i]), "fp%03d", i);
+		v[i] = names[i];
+	}
+	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	explorer_retry_every_kill(ex);
+	jobs = drain_with(ex, v, 500, 0, v, 500);
+	assert_true(jobs <= EXPLORE_SCHEDULES_MAX);
+	assert_true(jobs > 1 + EXPLORE_NAMES_MAX * 3);
+	why = explorer_bounded(ex);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "op 1 try 1 reached more than 64 distinct "
+			       "failpoint names (EXPLORE_NAMES_MAX)"));
+	assert_non_null(strstr(why, "op 1 try 2 reached more than 64"));
+	assert_non_null(strstr(why, "exploration capped at 10000 schedules"));
+	explorer_free(ex);
+
+	/* under the bounds: no reason */
+	assert_int_equal(explorer_new(s, scenario(s, "all"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	jobs = drain_with(ex, v, 10, 0, v, 10);
+	assert_int_equal(jobs, 1 + 10 * 3 + 10 * 3);
+	assert_null(explorer_bounded(ex));
+	explorer_free(ex);
+	suite_free(s);
+}
+
+/* A trace whose failpoints were cut (the report keeps RECORD_HITS_KEPT)
+ * is explored as far as it was kept, and the scenario says so. */
+static void test_bounded_hits(void **state)
+{
+	struct suite *s = load();
+	explorer *ex;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(explorer_new(s, scenario(s, "killonly"), NULL, &ex, err,
+				      sizeof(err)), 0);
+	assert_int_equal(drain_with(ex, try1, 4, 5000, after_c, 2),
+			 1 + 4 + 2);
+	assert_non_null(explorer_bounded(ex));
+	assert_non_null(strstr(explorer_bounded(ex), "op 1 try 1 reported more "
+			       "than 1000 failpoints (RECORD_HITS_KEPT)"));
+	explorer_free(ex);
+	suite_free(s);
+}
+
 static void test_interleavings(void **state)
 {
 	struct suite *s = load();
@@ -491,6 +577,8 @@ int main(void)
 		cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_exhaustive),
 		cmocka_unit_test(test_every_kill),
+		cmocka_unit_test(test_bounded_names),
+		cmocka_unit_test(test_bounded_hits),
 		cmocka_unit_test(test_interleavings),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_listed_and_unreached),

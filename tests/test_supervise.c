@@ -35,6 +35,7 @@
 #include "common/clock.h"
 #include "routes/failpoint.h"
 
+#include "harness/proc/channel.h"
 #include "harness/proc/supervise.h"
 #include "routes/fork_server.h"
 #include "tests/supervise_routes.h"
@@ -274,6 +275,99 @@ static void test_timeout(void **state)
 	assert_true(clock_mono_ms() - t0 >= 300);
 	assert_true(clock_mono_ms() - t0 < 5000);
 	supervisor_free(sv);
+}
+
+/* A route flooding its channel with PASS lines (yes(1), as fast as a pipe
+ * goes) is killed at its deadline, and the loop that reads it hands out
+ * every line as an event meanwhile: the deadline holds while it floods,
+ * and the events before the end are a bounded number.  (The loop used to
+ * read a flooding channel until it was empty, with a memmove of the whole
+ * queue per event taken: this attempt ran for minutes.) */
+static void test_flood_meets_deadline(void **state)
+{
+	char *argv[] = { "sh", "-c", "exec yes 'PASS x' >&3", NULL };
+	struct sv_spawn req = { .argv = argv, .failpoints = true,
+				.timeout_ms = 500,
+				.fork_server = false };
+	supervisor *sv;
+	sv_proc *p;
+	struct sv_event ev;
+	char err[256];
+	long long t0 = clock_mono_ms(), end;
+	size_t hits = 0;
+
+	(void)state;
+	assert_int_equal(supervisor_new(&sv, err, sizeof(err)), 0);
+	assert_int_equal(supervisor_spawn(sv, &req, &p, err, sizeof(err)), 0);
+	do {
+		assert_int_equal(supervisor_wait(sv, t0 + 20000, &ev), 0);
+		assert_int_not_equal(ev.kind, SV_EV_NONE);
+		if (ev.kind == SV_EV_HIT) {
+			assert_true(ev.passed);
+			assert_string_equal(ev.failpoint, "x");
+			hits++;
+		}
+	} while (ev.kind != SV_EV_EXIT);
+	end = clock_mono_ms();
+	assert_true(sv_proc_status(p)->timed_out);
+	assert_int_equal(sv_proc_status(p)->signal, SIGKILL);
+	assert_true(hits > 0);
+	assert_true(end - t0 >= 500);
+	assert_true(end - t0 < 3000);
+	supervisor_free(sv);
+}
+
+struct line_count {
+	size_t n;
+	bool in_order;
+};
+
+static int count_line(void *ctx, const struct channel_line *line)
+{
+	struct line_count *c = ctx;
+
+	c->in_order &= strcmp(line->failpoint, c->n % 2 ? "b" : "a") == 0;
+	c->n++;
+	return 0;
+}
+
+static int refuse_line(void *ctx, const struct channel_line *line)
+{
+	(void)line;
+	return ++*(int *)ctx == 2 ? -1 : 0;
+}
+
+/* channel_parse() costs the bytes it is given: 4 million lines in one
+ * 28 MB buffer are parsed in well under a second (a memmove of the rest
+ * per line would move some 60 TB).  A refused line stays at the front. */
+static void test_channel_linear(void **state)
+{
+	size_t lines = 4u << 20, len = 0, cap = lines * 7 + 1;
+	char *buf = malloc(cap);
+	struct line_count c = { 0, true };
+	long long t0;
+	int calls = 0;
+	char small[] = "PASS a\nHIT b\nPASS c\nPASS d";
+	size_t slen = sizeof(small) - 1;
+
+	(void)state;
+	assert_non_null(buf);
+	for (size_t i = 0; i < lines; i++) {
+		memcpy(buf + len, i % 2 ? "PASS b\n" : "PASS a\n", 7);
+		len += 7;
+	}
+	t0 = clock_mono_ms();
+	assert_int_equal(channel_parse(buf, &len, cap, count_line, &c), 0);
+	assert_true(clock_mono_ms() - t0 < 2000);
+	assert_int_equal(c.n, lines);
+	assert_true(c.in_order);
+	assert_int_equal(len, 0);
+	free(buf);
+
+	assert_int_equal(channel_parse(small, &slen, sizeof(small), refuse_line,
+				       &calls), -1);
+	assert_int_equal(slen, strlen("HIT b\nPASS c\nPASS d"));
+	assert_memory_equal(small, "HIT b\nPASS c\nPASS d", slen);
 }
 
 static void test_group_killed_after_leader(void **state)
@@ -528,6 +622,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pause_resume_kill),
 		cmocka_unit_test(test_resume_follows_cpus),
 		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_flood_meets_deadline),
+		cmocka_unit_test(test_channel_linear),
 		cmocka_unit_test(test_group_killed_after_leader),
 		cmocka_unit_test(test_exec_failure),
 		cmocka_unit_test(test_seccomp_faults),

@@ -495,6 +495,9 @@ static int feed_trace(struct unit *u, int id, json_t *sched)
 		ea[i].operation = (int)json_integer_value(json_object_get(a, "operation"));
 		ea[i].try_number = (int)json_integer_value(json_object_get(a, "try"));
 		ea[i].nhits = json_array_size(fps);
+		/* the report keeps the first RECORD_HITS_KEPT (record.h) */
+		ea[i].hits_total = (size_t)json_integer_value(
+			json_object_get(a, "failpoints_total"));
 	}
 	if (!rc)
 		rc = explorer_feed(u->ex, id, ea, n);
@@ -673,6 +676,17 @@ static void unit_finished(struct run *R, struct unit *u)
 		a->gap = true;
 		note(a, "scenario '%s': exploration incomplete (the route reported "
 		     "no failpoints or a discovery run failed)", sc->name);
+	}
+	if (explorer_bounded(u->ex)) { /* explore.h: past a bound */
+		char buf[640];
+
+		a->gap = true;
+		/* first among the scenarios' notes, whatever came before */
+		snprintf(buf, sizeof(buf), "scenario '%s': %s", sc->name,
+			 explorer_bounded(u->ex));
+		json_array_insert_new(a->notes, 0, json_string(buf));
+		if (json_array_size(a->notes) > UNVERIFIED_NOTES_MAX)
+			json_array_remove(a->notes, UNVERIFIED_NOTES_MAX);
 	}
 	{
 		json_t *m = cs_summary(u->cs);

@@ -103,12 +103,35 @@ static void deltas_counts(struct jb *b, json_t *o, const struct rec_deltas *ds)
 	set(b, o, "row_deltas_lost", json_integer((json_int_t)ds->lost));
 	if (record_deltas_truncated(ds))
 		set(b, o, "row_deltas_truncated", json_true());
+	if (ds->keys_cut) /* keys kept only to RECORD_ROW_KEY_MAX bytes */
+		set(b, o, "row_keys_cut", json_integer((json_int_t)ds->keys_cut));
+}
+
+/* The attempt's first RECORD_HITS_KEPT failpoints; when it reported more
+ * (record.h), how many in all. */
+static void failpoints_json(struct jb *b, json_t *o, const struct rec_attempt *a)
+{
+	json_t *hits = json_array();
+	size_t n = a->nhits < RECORD_HITS_KEPT ? a->nhits : RECORD_HITS_KEPT;
+	size_t total = record_hits_total(a);
+
+	for (size_t h = 0; h < n; h++) {
+		char ans[2] = { a->hits[h].answer, 0 };
+		push(b, hits, json_pack("{s:s, s:I, s:s}", "name", a->hits[h].name,
+					"at_ms", (json_int_t)a->hits[h].at_ms,
+					"answer", ans));
+	}
+	set(b, o, "failpoints", hits);
+	if (total > n) {
+		set(b, o, "failpoints_total", json_integer((json_int_t)total));
+		set(b, o, "failpoints_truncated", json_true());
+	}
 }
 
 static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 {
 	const struct rec_attempt *a = &r->attempts[i];
-	json_t *o = json_object(), *hits = json_array();
+	json_t *o = json_object();
 	struct jb b = { 0 };
 	char end[64];
 
@@ -141,13 +164,7 @@ static json_t *attempt_json(const struct rec_schedule *r, size_t i)
 		? json_null() : json_integer(a->descendants_killed));
 	if (a->seeded[0]) /* not run here: restored from a recorded state */
 		set(&b, o, "seeded", json_sprintf("sha256:%s", a->seeded));
-	for (size_t h = 0; h < a->nhits; h++) {
-		char ans[2] = { a->hits[h].answer, 0 };
-		push(&b, hits, json_pack("{s:s, s:I, s:s}", "name", a->hits[h].name,
-					 "at_ms", (json_int_t)a->hits[h].at_ms,
-					 "answer", ans));
-	}
-	set(&b, o, "failpoints", hits);
+	failpoints_json(&b, o, a);
 	{
 		json_t *faults = json_array();
 		for (size_t f = 0; f < r->napplied; f++)
@@ -271,6 +288,9 @@ static json_t *entries_json(const struct rec_operation *op)
 		    json_string(state_name(e->entry.state)));
 		if (k > 0)
 			set(&b, o, "history", history_json(e));
+		if (e->history_total) /* past collect.h's bounds: not read */
+			set(&b, o, "history_total",
+			    json_integer((json_int_t)e->history_total));
 		push(&b, arr, o);
 	}
 	return done(&b, arr);
@@ -339,13 +359,16 @@ static json_t *reached_json(const struct rec_schedule *r)
 	const char **v;
 	json_t *out;
 
+	/* of the failpoints the report lists (failpoints_json()) */
 	for (size_t i = 0; i < r->nattempts; i++)
-		n += r->attempts[i].nhits;
+		n += r->attempts[i].nhits < RECORD_HITS_KEPT ?
+		     r->attempts[i].nhits : RECORD_HITS_KEPT;
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < r->nattempts; i++)
-		for (size_t h = 0; h < r->attempts[i].nhits; h++)
+		for (size_t h = 0; h < r->attempts[i].nhits &&
+				   h < RECORD_HITS_KEPT; h++)
 			v[k++] = r->attempts[i].hits[h].name;
 	out = name_set(v, k);
 	free(v);

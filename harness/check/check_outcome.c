@@ -238,6 +238,18 @@ enum schedule_outcome check__outcome(const struct rec_schedule *r,
 		put(why, len, "the target was never observed");
 		return OUTCOME_UNVERIFIED;
 	}
+	for (size_t i = 0; i < r->nattempts; i++) {
+		const struct rec_attempt *a = &r->attempts[i];
+		if (record_hits_total(a) > a->nhits) {
+			/* the checks that read failpoints saw only the kept
+			 * ones (record.h, RECORD_HITS_KEPT) */
+			put(why, len, "op %d try %d reported %zu failpoints, "
+			    "more than the %d the record keeps", a->operation,
+			    a->try_number, record_hits_total(a),
+			    RECORD_HITS_KEPT);
+			return OUTCOME_UNVERIFIED;
+		}
+	}
 	for (size_t i = 0; strict && i < r->nfaults; i++) {
 		char s[SCHEDULE_STR_MAX];
 		if (r->fired[i])

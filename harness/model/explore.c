@@ -9,6 +9,10 @@
  *  2. No schedule string is handed out twice.
  *  3. Only points a trace showed are faulted (failpoint + hit number), so
  *     a strict job's faults fire unless the route is nondeterministic.
+ *  4. Bounded: at most EXPLORE_SCHEDULES_MAX slots, points of at most
+ *     EXPLORE_NAMES_MAX names per trace; once capped, asking for another
+ *     job costs O(1), so a wave over a huge trace ends quickly.  What was
+ *     left out is said by `bounded` (the first reason).
  *
  *   START --discovery fed--> TRY1 --all kill/pause traces fed--> LATE --> DONE
  *                            (try-1 jobs)  (retry, interleave, random jobs)
@@ -24,6 +28,8 @@
 #define EXPLORE_RANDOM_TRIES 8 /* draws per random schedule before giving up */
 #define EXPLORE_RANDOM_FAULTS 16 /* point faults in one random schedule */
 #define EXPLORE_PROXY_HITS 1000000 /* schedule.c's largest number */
+#define STR_(x) #x
+#define FC_STR(x) STR_(x) /* a bound's number, in the words of note_bound() */
 
 struct point {
 	char name[FAILPOINT_NAME_MAX];
@@ -66,8 +72,51 @@ struct explorer {
 	bool incomplete;
 	uint64_t seed;
 	bool every_kill;    /* retry wave after every try-1 kill */
+	bool capped;        /* EXPLORE_SCHEDULES_MAX slots: no more jobs */
+	unsigned bounds;    /* BOUND_* met so far */
+	char bounded[512];  /* why less was planned than asked for; "" */
 	int rc;             /* first allocation failure */
 };
+
+/* The bounds an exploration can meet (invariant 4), in the order
+ * explorer_bounded() names them: the words depend only on which were
+ * met, never on the order traces arrived in (invariant 1). */
+enum {
+	BOUND_NAMES_TRY1 = 1 << 0,
+	BOUND_NAMES_TRY2 = 1 << 1,
+	BOUND_HITS_TRY1 = 1 << 2,
+	BOUND_HITS_TRY2 = 1 << 3,
+	BOUND_SCHEDULES = 1 << 4,
+};
+
+static void note_bound(explorer *ex, unsigned bound)
+{
+	static const char *const words[] = {
+		"op 1 try 1 reached more than " FC_STR(EXPLORE_NAMES_MAX)
+		" distinct failpoint names (EXPLORE_NAMES_MAX): the others "
+		"were not explored",
+		"op 1 try 2 reached more than " FC_STR(EXPLORE_NAMES_MAX)
+		" distinct failpoint names after a kill (EXPLORE_NAMES_MAX): "
+		"the others were not explored",
+		"op 1 try 1 reported more than " FC_STR(RECORD_HITS_KEPT)
+		" failpoints (RECORD_HITS_KEPT): only the first were explored",
+		"op 1 try 2 reported more than " FC_STR(RECORD_HITS_KEPT)
+		" failpoints after a kill (RECORD_HITS_KEPT): only the first "
+		"were explored",
+		"exploration capped at " FC_STR(EXPLORE_SCHEDULES_MAX)
+		" schedules (EXPLORE_SCHEDULES_MAX): the rest were not planned",
+	};
+	size_t used = 0;
+
+	ex->bounds |= bound;
+	ex->bounded[0] = '\0';
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if ((ex->bounds & (1u << i)) && used < sizeof(ex->bounded))
+			used += (size_t)snprintf(ex->bounded + used,
+						 sizeof(ex->bounded) - used,
+						 "%s%s", used ? "; " : "",
+						 words[i]);
+}
 
 /* --- jobs ---------------------------------------------------------------- */
 
@@ -87,6 +136,13 @@ static int add_job(explorer *ex, const struct fault *f, size_t n,
 	char s[SCHEDULE_STR_MAX];
 	struct slot *sl;
 
+	if (ex->capped)
+		return -1;
+	if (ex->nslots >= EXPLORE_SCHEDULES_MAX) {
+		ex->capped = true;
+		note_bound(ex, BOUND_SCHEDULES);
+		return -1;
+	}
 	if (schedule_format(f, n, s, sizeof(s)) || known(ex, s))
 		return -1;
 	sl = RECORD_PUSH(ex->slots, ex->nslots);
@@ -144,20 +200,55 @@ static int plist_add(struct plist *l, const char *name, int hit)
 	return 0;
 }
 
-/* The points (name, nth hit) of op 1's try `k` in a trace. */
-static int points_of(const struct explore_attempt *a, size_t n, int k,
-		     struct plist *out)
+/* Hits of each distinct name of one trace, the first EXPLORE_NAMES_MAX
+ * names in the order reached. */
+struct name_count {
+	const char *name;
+	int n;
+};
+
+/* The point (name, nth hit) of hit `name`, counted in c[0..*nc); false
+ * when the name is past EXPLORE_NAMES_MAX. */
+static bool count_hit(struct name_count *c, size_t *nc, const char *name,
+		      int *nth)
+{
+	for (size_t i = 0; i < *nc; i++)
+		if (strcmp(c[i].name, name) == 0) {
+			*nth = ++c[i].n;
+			return true;
+		}
+	if (*nc >= EXPLORE_NAMES_MAX)
+		return false;
+	c[*nc] = (struct name_count){ name, 1 };
+	*nth = 1;
+	++*nc;
+	return true;
+}
+
+/* The points (name, nth hit) of op 1's try `k` in a trace, of its first
+ * EXPLORE_NAMES_MAX names (invariant 4). */
+static int points_of(explorer *ex, const struct explore_attempt *a, size_t n,
+		     int k, struct plist *out)
 {
 	for (size_t i = 0; i < n; i++) {
+		struct name_count c[EXPLORE_NAMES_MAX];
+		size_t nc = 0, dropped = 0;
+
 		if (a[i].operation != 1 || a[i].try_number != k)
 			continue;
 		for (size_t h = 0; h < a[i].nhits; h++) {
-			int nth = 0;
-			for (size_t e = 0; e <= h; e++)
-				nth += strcmp(a[i].hits[e], a[i].hits[h]) == 0;
+			int nth;
+			if (!a[i].hits[h] || !count_hit(c, &nc, a[i].hits[h], &nth)) {
+				dropped++;
+				continue;
+			}
 			if (plist_add(out, a[i].hits[h], nth))
 				return FC_NOMEM;
 		}
+		if (dropped)
+			note_bound(ex, k == 1 ? BOUND_NAMES_TRY1 : BOUND_NAMES_TRY2);
+		if (a[i].hits_total > a[i].nhits)
+			note_bound(ex, k == 1 ? BOUND_HITS_TRY1 : BOUND_HITS_TRY2);
 		break;
 	}
 	return 0;
@@ -679,7 +770,7 @@ int explorer_feed(explorer *ex, int id, const struct explore_attempt *a,
 		return ex->rc;
 	}
 	if (sl->role == ROLE_DISCOVERY) {
-		rc = points_of(a, n, 1, &ex->try1);
+		rc = points_of(ex, a, n, 1, &ex->try1);
 		if (rc)
 			return rc;
 		ex->state = ST_TRY1;
@@ -688,7 +779,7 @@ int explorer_feed(explorer *ex, int id, const struct explore_attempt *a,
 			ex->incomplete = true; /* the route reports no failpoints */
 		return ex->rc;
 	}
-	rc = points_of(a, n, 2, &sl->try2);
+	rc = points_of(ex, a, n, 2, &sl->try2);
 	return rc ? rc : ex->rc;
 }
 
@@ -712,6 +803,11 @@ const char *const *explorer_unreached(const explorer *ex)
 bool explorer_incomplete(const explorer *ex)
 {
 	return ex->incomplete;
+}
+
+const char *explorer_bounded(const explorer *ex)
+{
+	return ex->bounded[0] ? ex->bounded : NULL;
 }
 
 size_t explorer_jobs(const explorer *ex)

@@ -52,6 +52,14 @@
  * strict so such a fault is reported but does not make the route
  * unverified.  Everything else is strict.
  *
+ * Bounded by construction (docs/harness.md, "Bounds"): what a route
+ * reports decides how many schedules an exploration plans, so the
+ * explorer plans at most EXPLORE_SCHEDULES_MAX per scenario, from at most
+ * EXPLORE_NAMES_MAX distinct failpoint names per try (the first ones that
+ * try reached) and the failpoints a trace kept (record.h's
+ * RECORD_HITS_KEPT).  Past a bound the rest is not planned and
+ * explorer_bounded() says why: the scenario is unverified.
+ *
  * Usage: explorer_next() hands out jobs in a stable order; jobs with
  * wants_trace must be answered with explorer_feed() before later waves
  * appear.  Ownership: jobs and their strings belong to the explorer.
@@ -73,6 +81,9 @@
 #include "harness/model/schedule.h"
 
 typedef struct explorer explorer;
+
+#define EXPLORE_SCHEDULES_MAX 10000 /* schedules planned per scenario */
+#define EXPLORE_NAMES_MAX 64        /* distinct failpoint names per try */
 
 struct explore_job {
 	int id;                  /* 0, 1, 2, ... in the order handed out */
@@ -100,6 +111,8 @@ struct explore_attempt {
 	int try_number;
 	const char *const *hits; /* failpoint names in the order hit */
 	size_t nhits;
+	size_t hits_total;       /* failpoints it reported in all, when more
+				    than the nhits kept; 0: nhits */
 	const struct explore_syscall *syscalls; /* syscall discovery */
 	size_t nsyscalls;
 	unsigned long commits;   /* proxy discovery: COMMITs relayed */
@@ -146,6 +159,11 @@ void explorer_feed_failed(explorer *ex, int id);
  * reached, NULL-terminated; and whether a wave could not be built. */
 const char *const *explorer_unreached(const explorer *ex);
 bool explorer_incomplete(const explorer *ex);
+
+/* Why the exploration planned less than the route's traces ask for (a
+ * bound of the header comment was met: "exploration capped at ..."), or
+ * NULL.  The scenario is then unverified. */
+const char *explorer_bounded(const explorer *ex);
 
 /* Jobs handed out so far, and a lower bound of the total (grows). */
 size_t explorer_jobs(const explorer *ex);

@@ -44,6 +44,7 @@ void record_free(struct rec_schedule *r)
 	for (size_t i = 0; i < r->nattempts; i++) {
 		struct rec_attempt *a = &r->attempts[i];
 		free(a->hits);
+		free(a->hit_names);
 		free(a->deltas.first.row_key);
 		for (size_t k = 0; k < a->deltas.nkept; k++)
 			free(a->deltas.kept[k].row_key);
@@ -100,6 +101,44 @@ void record_attempt_end(const struct rec_attempt *a, char *out, size_t len)
 		 sig ? sig : "?");
 }
 
+int record_hit(struct rec_attempt *a, const char *name, long long at_ms,
+	       struct rec_hit **kept, int *nth)
+{
+	struct rec_hit_count *c = NULL;
+	struct rec_hit *h = NULL;
+
+	*kept = NULL;
+	*nth = 0;
+	for (size_t i = 0; i < a->nhit_names && !c; i++)
+		if (strcmp(a->hit_names[i].name, name) == 0)
+			c = &a->hit_names[i];
+	if (!c && a->nhit_names < RECORD_HIT_NAMES_MAX) {
+		if (!(c = RECORD_PUSH(a->hit_names, a->nhit_names)))
+			return FC_NOMEM;
+		snprintf(c->name, sizeof(c->name), "%s", name);
+	}
+	if (a->nhits < RECORD_HITS_KEPT) {
+		if (!(h = RECORD_PUSH(a->hits, a->nhits))) {
+			if (c && c->n == 0)
+				a->nhit_names--;
+			return FC_NOMEM;
+		}
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->at_ms = at_ms;
+		h->answer = 'c';
+	}
+	a->hits_total++;
+	if (c)
+		*nth = ++c->n;
+	*kept = h;
+	return 0;
+}
+
+size_t record_hits_total(const struct rec_attempt *a)
+{
+	return a->hits_total > a->nhits ? a->hits_total : a->nhits;
+}
+
 bool record_has_failpoints(const struct rec_schedule *r)
 {
 	for (size_t i = 0; i < r->nattempts; i++)
@@ -123,39 +162,71 @@ bool record_deltas_truncated(const struct rec_deltas *d)
 	return d->nkept < record_deltas_listed(d);
 }
 
-static int delta_set(struct rec_delta *d, const char *key, long long before,
+/* How many bytes of key are kept: all of it up to RECORD_ROW_KEY_MAX,
+ * else that many cut back to a UTF-8 boundary (the report's strings must
+ * stay valid UTF-8). */
+static size_t key_kept_len(const char *key, size_t len)
+{
+	size_t n = RECORD_ROW_KEY_MAX;
+
+	if (len <= n)
+		return len;
+	while (n > 0 && ((unsigned char)key[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+static int delta_set(struct rec_deltas *ds, struct rec_delta *d,
+		     const char *key, size_t len, long long before,
 		     long long after)
 {
-	if (!(d->row_key = strdup(key)))
+	size_t n = key_kept_len(key, len);
+
+	if (!(d->row_key = strndup(key, n)))
 		return FC_NOMEM;
 	d->before = before;
 	d->after = after;
+	ds->key_bytes += n;
+	ds->keys_cut += n < len;
 	return 0;
 }
 
+static void delta_unset(struct rec_deltas *ds, struct rec_delta *d,
+			size_t len)
+{
+	size_t n = strlen(d->row_key);
+
+	ds->key_bytes -= n;
+	ds->keys_cut -= n < len;
+	free(d->row_key);
+	d->row_key = NULL;
+}
+
 /* Keep a change as ds->first when it is the first one, and among the kept
- * ones while fewer than `keep` are; no count moves here.  On FC_NOMEM
- * nothing changed. */
+ * ones while fewer than `keep` are and its key fits the attempt's
+ * RECORD_ROW_KEYS_BYTES; no count moves here.  On FC_NOMEM nothing
+ * changed. */
 static int keep_delta(struct rec_deltas *ds, const char *key, long long before,
 		      long long after, size_t keep)
 {
-	bool listed = !is_first_insert(before, after) && ds->nkept < keep;
+	size_t len = strlen(key);
 	bool first = !ds->first.row_key;
+	bool listed;
 	struct rec_delta *d;
 
-	if (first && delta_set(&ds->first, key, before, after))
+	if (first && delta_set(ds, &ds->first, key, len, before, after))
 		return FC_NOMEM;
+	listed = !is_first_insert(before, after) && ds->nkept < keep &&
+		 ds->key_bytes + key_kept_len(key, len) <= RECORD_ROW_KEYS_BYTES;
 	if (!listed)
 		return 0;
 	d = RECORD_PUSH(ds->kept, ds->nkept);
-	if (d && !delta_set(d, key, before, after))
+	if (d && !delta_set(ds, d, key, len, before, after))
 		return 0;
 	if (d)
 		ds->nkept--;
-	if (first) {
-		free(ds->first.row_key);
-		ds->first.row_key = NULL;
-	}
+	if (first)
+		delta_unset(ds, &ds->first, len);
 	return FC_NOMEM;
 }
 

@@ -54,6 +54,33 @@ struct rec_hit {
 			'b' power lost here */
 };
 
+/*
+ * Bounds on what one attempt keeps (docs/harness.md, "Bounds"): a route
+ * decides how many failpoint lines it writes and what row keys it leaves
+ * in the target, so neither may decide the size of a record or a report.
+ * Past each bound the rest is counted, never kept:
+ *
+ *   RECORD_HITS_KEPT      failpoint lines kept in rec_attempt.hits (the
+ *                         report's `failpoints`); hits_total counts all
+ *   RECORD_HIT_NAMES_MAX  distinct failpoint names an attempt counts hits
+ *                         of (record_hit()'s nth); a later name is counted
+ *                         in hits_total only, and its nth is 0
+ *   RECORD_ROW_KEY_MAX    bytes kept of one changed row's key (cut at a
+ *                         UTF-8 boundary; rec_deltas.keys_cut counts them)
+ *   RECORD_ROW_KEYS_BYTES bytes of row keys one attempt keeps in all: past
+ *                         it changes are only counted (row_deltas_truncated)
+ */
+#define RECORD_HITS_KEPT 1000
+#define RECORD_HIT_NAMES_MAX 256
+#define RECORD_ROW_KEY_MAX 256
+#define RECORD_ROW_KEYS_BYTES (64 * 1024)
+
+/* How many times an attempt reached one failpoint name (record_hit()). */
+struct rec_hit_count {
+	char name[FAILPOINT_NAME_MAX];
+	int n;
+};
+
 /* A state digest as harness/run/snapshot.h writes it (hex SHA-256). */
 #define REC_STATE_LEN 65
 
@@ -120,6 +147,9 @@ struct rec_deltas {
 	struct rec_delta *kept; /* the first changes other than first
 				   inserts, in key order */
 	size_t nkept;
+	size_t key_bytes;       /* of the kept keys (first's included), at
+				   most RECORD_ROW_KEYS_BYTES */
+	size_t keys_cut;        /* kept keys cut to RECORD_ROW_KEY_MAX */
 };
 
 struct rec_attempt {
@@ -136,8 +166,13 @@ struct rec_attempt {
 	bool zombie;           /* paused and given up on: exit does not count */
 	bool resumed;          /* a zombie that was resumed */
 	bool counted;          /* its end decided the task's try */
-	struct rec_hit *hits;
+	struct rec_hit *hits;  /* the first RECORD_HITS_KEPT */
 	size_t nhits;
+	size_t hits_total;     /* failpoint lines record_hit() counted, kept
+				  or not (record_hits_total()) */
+	struct rec_hit_count *hit_names; /* record_hit()'s counts by name, at
+				  most RECORD_HIT_NAMES_MAX */
+	size_t nhit_names;
 	struct rec_deltas deltas; /* record_credit_delta() */
 	int concurrent;        /* other attempts alive during its lifetime */
 	int obs_after;         /* index of the observation at its end; -1 */
@@ -205,6 +240,9 @@ struct rec_entry {
 	struct journal_entry entry;
 	struct journal_transition *history;
 	size_t nhistory;
+	size_t history_total;     /* past collect.h's bounds: the transitions
+				     the journal holds (none kept, status
+				     FC_NOSPACE); else 0 */
 };
 
 /* A return.json that survived in an XCom dir at the end. */
@@ -294,10 +332,26 @@ void record_attempt_end(const struct rec_attempt *a, char *out, size_t len);
 int record_credit_delta(struct rec_attempt *a, obs_store *rows, int prev,
 			int now, size_t keep) FC_MUST_CHECK;
 
-/* Count one change of row `key` in a->deltas, keeping it as above.  0 or
- * FC_NOMEM (then nothing changed). */
+/* Count one change of row `key` in a->deltas, keeping it as above: its
+ * first RECORD_ROW_KEY_MAX bytes, while the attempt's kept keys stay
+ * within RECORD_ROW_KEYS_BYTES (else only counted).  0 or FC_NOMEM (then
+ * nothing changed). */
 int record_add_delta(struct rec_attempt *a, const char *key, long long before,
 		     long long after, size_t keep) FC_MUST_CHECK;
+
+/* Count one failpoint line `name` of attempt a (hits_total) and keep it
+ * in a->hits while fewer than RECORD_HITS_KEPT are kept; *kept is the
+ * kept hit (answer 'c', for the caller to change), or NULL.  *nth is how
+ * many times a reached `name` so far, this one included, counted past
+ * the kept ones too; 0 when a already counts RECORD_HIT_NAMES_MAX other
+ * names.  Costs O(RECORD_HIT_NAMES_MAX), never O(hits).  0, or FC_NOMEM
+ * (then nothing changed). */
+int record_hit(struct rec_attempt *a, const char *name, long long at_ms,
+	       struct rec_hit **kept, int *nth) FC_MUST_CHECK;
+
+/* Failpoint lines a reported in all: hits_total, or nhits when the hits
+ * were pushed without record_hit(). */
+size_t record_hits_total(const struct rec_attempt *a);
 
 /* Changes other than first inserts: what the report lists (up to the
  * kept ones) and counts (row_deltas_total). */

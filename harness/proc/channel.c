@@ -43,22 +43,24 @@ static bool parse_line(const char *buf, size_t len, struct channel_line *out)
 int channel_parse(char *buf, size_t *len, size_t cap, channel_line_fn fn,
 		  void *ctx)
 {
+	size_t at = 0;   /* start of the first line not yet handed out */
 	char *nl;
+	int rc = 0;
 
-	while ((nl = memchr(buf, '\n', *len))) {
-		size_t n = (size_t)(nl - buf);
+	/* each byte is looked at once and the undecided rest moved once, so
+	 * a buffer full of short lines costs its length, not lines x length */
+	while ((nl = memchr(buf + at, '\n', *len - at))) {
+		size_t n = (size_t)(nl - (buf + at));
 		struct channel_line line;
 
-		if (parse_line(buf, n, &line)) {
-			int rc = fn(ctx, &line);
-
-			if (rc)
-				return rc;
-		}
-		*len -= n + 1;
-		memmove(buf, nl + 1, *len);
+		if (parse_line(buf + at, n, &line) && (rc = fn(ctx, &line)))
+			break;
+		at += n + 1;
 	}
-	if (*len >= cap)
+	*len -= at;
+	if (at && *len)
+		memmove(buf, buf + at, *len);
+	if (!rc && *len >= cap)
 		*len = 0; /* an overlong line: drop it */
-	return 0;
+	return rc;
 }

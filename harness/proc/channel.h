@@ -17,6 +17,9 @@
  *   2. A buffer filled to its capacity without a newline is dropped whole,
  *      so the buffer never stays full and the reader always has room.
  *   3. A name handed out is NUL-terminated and valid by the rule of 1.
+ *   4. Linear: a call looks at each byte of the buffer once and moves the
+ *      undecided rest once, so a route flooding the channel with short
+ *      lines costs the harness the bytes it wrote, never lines x bytes.
  *
  * Who includes it: harness/proc (supervise.c) and tests/.
  */

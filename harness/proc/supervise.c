@@ -23,6 +23,12 @@
  *     inherits beyond 0-2 is its own end of the failpoint channel, as fd 3.
  *  5. Only this file links processes into sv->procs and queues events:
  *     the files below hand it a started process (sv__spawn()).
+ *  6. Bounded by construction: one wakeup reads at most CHANNEL_READ_MAX
+ *     bytes of each channel, parsed in linear time (channel.h), and no
+ *     channel is read while SV_QUEUE_MAX events wait; queueing and taking
+ *     an event cost O(1) (amortized).  So a route flooding its channel
+ *     costs the harness what it wrote, and between two looks at the
+ *     deadlines lies a bounded amount of work: the attempt deadline holds.
  *
  *   spawn --> RUNNING --(HIT)--> waiting for answer --(answer)--> RUNNING
  *               |  \__ PASS: recorded like a HIT, the process runs on
@@ -177,8 +183,23 @@ size_t supervisor_live(const supervisor *sv)
 
 /* --- the event queue ----------------------------------------------------- */
 
+/* Events queued and not yet taken. */
+static size_t queue_pending(const supervisor *sv)
+{
+	return sv->qlen - sv->qhead;
+}
+
+/* Taken events leave room at the front; it is reused once it is half the
+ * queue, so every event is moved at most once on average and neither a
+ * push nor a pop costs the length of the queue. */
 static int queue_push(supervisor *sv, const struct sv_event *ev)
 {
+	if (sv->qlen == sv->qcap && sv->qhead && sv->qhead >= sv->qcap / 2) {
+		memmove(sv->queue, sv->queue + sv->qhead,
+			queue_pending(sv) * sizeof(*ev));
+		sv->qlen -= sv->qhead;
+		sv->qhead = 0;
+	}
 	if (sv->qlen == sv->qcap) {
 		size_t nc = sv->qcap ? sv->qcap * 2 : 16;
 		struct sv_event *nq = realloc(sv->queue, nc * sizeof(*nq));
@@ -193,19 +214,21 @@ static int queue_push(supervisor *sv, const struct sv_event *ev)
 
 static void queue_pop(supervisor *sv, struct sv_event *ev)
 {
-	*ev = sv->queue[0];
-	memmove(sv->queue, sv->queue + 1, (sv->qlen - 1) * sizeof(*ev));
-	sv->qlen--;
+	*ev = sv->queue[sv->qhead++];
+	if (sv->qhead == sv->qlen)
+		sv->qhead = sv->qlen = 0;
 }
 
 static void queue_forget(supervisor *sv, const sv_proc *p)
 {
-	size_t w = 0;
+	size_t w = sv->qhead;
 
-	for (size_t r = 0; r < sv->qlen; r++)
+	for (size_t r = sv->qhead; r < sv->qlen; r++)
 		if (sv->queue[r].proc != p)
 			sv->queue[w++] = sv->queue[r];
 	sv->qlen = w;
+	if (sv->qhead == sv->qlen)
+		sv->qhead = sv->qlen = 0;
 }
 
 /* --- reading the failpoint channel --------------------------------------- */
@@ -235,17 +258,25 @@ static int parse_lines(sv_proc *p, long long now)
 			     &lc);
 }
 
-static int read_channel(sv_proc *p, long long now)
+/* Read p's channel into events, at most `budget` bytes: it stops at a
+ * short read (drained: poll says when more comes), at EOF, or with the
+ * budget spent (more may wait: a later wakeup reads on), so one route
+ * flooding its channel never holds the loop (CHANNEL_READ_MAX). */
+static int read_channel(sv_proc *p, long long now, size_t budget)
 {
-	for (;;) {
-		ssize_t r = read(p->fp_fd, p->line + p->linelen,
-				 sizeof(p->line) - p->linelen);
+	while (budget) {
+		size_t room = sizeof(p->line) - p->linelen;
+		size_t asked = room < budget ? room : budget;
+		ssize_t r = read(p->fp_fd, p->line + p->linelen, asked);
+
 		if (r > 0) {
-			size_t asked = sizeof(p->line) - p->linelen;
+			int rc;
+
+			budget -= (size_t)r;
 			p->linelen += (size_t)r;
-			int rc = parse_lines(p, now);
+			rc = parse_lines(p, now);
 			if (rc || (size_t)r < asked)
-				return rc; /* drained: poll says when more comes */
+				return rc;
 			continue;
 		}
 		if (r == 0) {
@@ -258,6 +289,7 @@ static int read_channel(sv_proc *p, long long now)
 			p->fp_eof = true;
 		return 0;
 	}
+	return 0;
 }
 
 /* --- reaping -------------------------------------------------------------- */
@@ -292,8 +324,13 @@ static int reap(supervisor *sv, long long now)
 			if (r == p->pid) {
 				struct sv_event ev = { .kind = SV_EV_EXIT,
 						       .proc = p, .at_ms = now };
-				if (p->fp_fd >= 0 && !p->fp_eof)
-					read_channel(p, now);
+				/* its last lines precede its end (invariant
+				 * 3), as many as CHANNEL_DRAIN_MAX holds */
+				if (p->fp_fd >= 0 && !p->fp_eof &&
+				    read_channel(p, now, CHANNEL_DRAIN_MAX)) {
+					/* out of memory: lines lost, the end
+					 * is still recorded */
+				}
 				sv__record_end(p, status, now);
 				if (queue_push(sv, &ev))
 					return FC_NOMEM;
@@ -350,14 +387,15 @@ static int pump(supervisor *sv, long long deadline)
 	bool seccomp[64];
 	size_t n = 0;
 	long long now = clock_mono_ms(), wake;
-	size_t queued = sv->qlen;
+	size_t queued = queue_pending(sv);
+	bool read_more = queued < SV_QUEUE_MAX;
 	int timeout, rc;
 
 	/* return what reaping found; events queued before (supervisor_run()
 	 * leaves other processes' events for later) are no reason to skip
 	 * the poll, which is what learns of our own process's end */
 	rc = reap(sv, now);
-	if (rc || sv->qlen > queued)
+	if (rc || queue_pending(sv) > queued)
 		return rc;
 	enforce_deadlines(sv, now);
 	if (deadline >= 0 && now >= deadline)
@@ -376,7 +414,7 @@ static int pump(supervisor *sv, long long deadline)
 			who[n++] = p;
 		}
 		if (p->st.end != SV_RUNNING || p->fp_fd < 0 || p->fp_eof ||
-		    n >= 64)
+		    n >= 64 || !read_more)
 			continue;
 		fds[n].fd = p->fp_fd;
 		fds[n].events = POLLIN;
@@ -407,7 +445,7 @@ static int pump(supervisor *sv, long long deadline)
 			}
 			continue;
 		}
-		rc = read_channel(who[i], now);
+		rc = read_channel(who[i], now, CHANNEL_READ_MAX);
 		if (rc)
 			return rc;
 	}
@@ -420,7 +458,7 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
 	for (;;) {
 		int rc;
 
-		if (sv->qlen) {
+		if (queue_pending(sv)) {
 			queue_pop(sv, ev);
 			return 0;
 		}
@@ -430,7 +468,7 @@ int supervisor_wait(supervisor *sv, long long deadline_ms, struct sv_event *ev)
 			rc = reap(sv, clock_mono_ms());
 			if (rc)
 				return rc;
-			if (sv->qlen)
+			if (queue_pending(sv))
 				continue;
 			ev->kind = SV_EV_NONE;
 			return 0;

@@ -34,6 +34,19 @@
 
 #define LINE_MAX_BYTES 256  /* longest failpoint line accepted */
 
+/* Bounds on what one route's failpoint channel costs the poll loop
+ * (docs/harness.md, "Bounds"):
+ *   CHANNEL_READ_MAX  bytes read from one channel per wakeup: a route
+ *                     flooding it gets that much of the loop, then the
+ *                     loop reaps, enforces deadlines and polls again;
+ *   CHANNEL_DRAIN_MAX bytes read from an ended process's channel before
+ *                     its EXIT event (its last lines); the rest is dropped;
+ *   SV_QUEUE_MAX      events queued: past it no channel is read (its
+ *                     writer blocks) until the caller has taken events. */
+#define CHANNEL_READ_MAX (16 * LINE_MAX_BYTES)
+#define CHANNEL_DRAIN_MAX (256 * LINE_MAX_BYTES)
+#define SV_QUEUE_MAX 4096
+
 struct sv_proc {
 	supervisor *sv;
 	struct sv_proc *next;  /* in sv->procs (supervise.c) */
@@ -82,8 +95,8 @@ struct supervisor {
 	struct sv_forksrv *servers;
 	long long forksrv_timeout_ms;
 	struct watchdog wd;
-	struct sv_event *queue;
-	size_t qlen, qcap;
+	struct sv_event *queue; /* pending: queue[qhead..qlen) */
+	size_t qhead, qlen, qcap;
 	struct sigaction old_chld;
 	bool chld_pending;      /* SIGCHLD seen since the last reap() */
 	int null_fd;            /* /dev/null, every child's stdin; -1: not yet */

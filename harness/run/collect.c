@@ -316,19 +316,71 @@ static void unreadable(struct rec_schedule *r, int rc, const char *doing,
 	}
 }
 
-/* Read the entry and history of every attributed entry. */
+/* Entry e holds more transitions than the bounds let the harness read
+ * (collect.h): none of its history is kept (a cut one would look like a
+ * broken one), and the schedule is unverified. */
+static void history_too_long(struct rec_schedule *r, struct rec_operation *op,
+			     struct rec_entry *e, size_t total, size_t budget)
+{
+	free(e->history);
+	e->history = NULL;
+	e->nhistory = 0;
+	e->history_total = total;
+	e->status = FC_NOSPACE;
+	if (!r->status) {
+		r->status = FC_NOSPACE;
+		snprintf(r->error, sizeof(r->error), "the journal entry '%s' of "
+			 "op %d holds %zu transitions, more than the %zu the "
+			 "harness reads (COLLECT_HISTORY_MAX %d per entry, "
+			 "COLLECT_TRANSITIONS_MAX %d per schedule): its history "
+			 "was not checked", e->operation_id, op->index, total,
+			 budget, COLLECT_HISTORY_MAX, COLLECT_TRANSITIONS_MAX);
+	}
+}
+
+/* The entry of e, then its history unless the entry's version (which
+ * counts its transitions) says it is over what is left of the schedule's
+ * budget *left; a history that still turns out longer is dropped too.
+ * Only a history kept uses up budget. */
+static int read_entry(struct rec_schedule *r, struct rec_operation *op,
+		      struct rec_entry *e, journal *j, size_t *left)
+{
+	size_t budget = *left < COLLECT_HISTORY_MAX ? *left : COLLECT_HISTORY_MAX;
+	int rc = journal_get(j, e->operation_id, &e->entry);
+
+	if (rc)
+		return rc;
+	if (e->entry.version < 0 || (unsigned long long)e->entry.version > budget) {
+		history_too_long(r, op, e, e->entry.version < 0 ? 0 :
+				 (size_t)e->entry.version, budget);
+		return 0;
+	}
+	rc = journal_history(j, e->operation_id, &e->history, &e->nhistory);
+	if (rc)
+		return rc;
+	if (e->nhistory > budget) {
+		history_too_long(r, op, e, e->nhistory, budget);
+		return 0;
+	}
+	*left -= e->nhistory;
+	return 0;
+}
+
+/* Read the entry and history of every attributed entry, within the
+ * bounds of collect.h. */
 static void read_entries(struct rec_schedule *r, journal *j)
 {
+	size_t left = COLLECT_TRANSITIONS_MAX;
+
 	for (size_t i = 0; i < r->nops; i++) {
 		struct rec_operation *op = &r->ops[i];
 
 		for (size_t k = 0; k < op->nentries; k++) {
 			struct rec_entry *e = &op->entries[k];
-			int rc = journal_get(j, e->operation_id, &e->entry);
+			int rc = read_entry(r, op, e, j, &left);
 
-			if (!rc)
-				rc = journal_history(j, e->operation_id,
-						     &e->history, &e->nhistory);
+			if (e->status) /* past a bound: already said */
+				continue;
 			e->status = rc;
 			if (!rc || op->journal_status)
 				continue;
@@ -389,21 +441,14 @@ static void copy_str(char *dst, size_t len, json_t *v)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
-/* Parse the return.json open as fd (which this closes): one read() for a
- * small file (json_loadfd() would read it byte by byte). */
-static void parse_return(struct rec_evidence *ev, int fd)
+/* Parse the return.json text[0..len) (NULL: it could not be read). */
+static void parse_return(struct rec_evidence *ev, const char *text,
+			 size_t len)
 {
 	json_error_t jerr;
-	size_t len;
-	char *text;
-	/* unreadable, or RETURN_MAX bytes or more: no route writes such a
-	 * return.json */
-	json_t *o = fs_read_all(fd, 4096, RETURN_MAX, &text, &len) ? NULL :
-		    json_loadb(text, len, 0, &jerr);
+	json_t *o = text ? json_loadb(text, len, 0, &jerr) : NULL;
 	json_t *rows;
 
-	close(fd);
-	free(text);
 	ev->valid = json_is_object(o);
 	ev->rows_written = -1;
 	if (ev->valid) {
@@ -427,23 +472,30 @@ int collect_evidence(struct rec_schedule *r, const char *dir, int tries)
 
 		for (int k = 1; k <= tries; k++) {
 			struct rec_evidence *ev;
-			char path[4096];
-			int fd;
+			char path[4096], *text;
+			size_t len = 0;
+			int rc;
 
 			snprintf(path, sizeof(path), "%s/op%d/xcom/try-%d/return.json",
 				 dir, op->index, k);
-			/* the open is the existence check (no stat first) */
-			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			/* the route writes there: a FIFO, a symlink, a device
+			 * or a huge file is evidence that is not valid, never a
+			 * hang (fsutil.h); the open is the existence check */
+			rc = fs_read_untrusted(path, RETURN_MAX, &text, &len);
+			if (rc == FC_NOMEM)
+				return FC_NOMEM;
+			if (rc && errno == ENOENT)
 				continue;
 			ev = RECORD_PUSH(op->evidence, op->nevidence);
 			if (!ev) {
-				close(fd);
+				free(text);
 				return FC_NOMEM;
 			}
 			ev->try_number = k;
 			snprintf(ev->path, sizeof(ev->path), "op%d/xcom/try-%d/"
 				 "return.json", op->index, k);
-			parse_return(ev, fd);
+			parse_return(ev, rc ? NULL : text, len);
+			free(text);
 		}
 	}
 	return 0;

@@ -35,6 +35,17 @@
  * work: the schedule is unverified and the watch stops listing. */
 #define COLLECT_ENTRIES_MAX 1000
 
+/* Journal transitions read at the end: at most COLLECT_HISTORY_MAX of one
+ * entry and COLLECT_TRANSITIONS_MAX of the schedule's entries together
+ * (a route decides how many it writes; each is a few KiB).  An entry past
+ * them is read without its history (rec_entry.history_total counts it,
+ * status FC_NOSPACE) and the schedule is unverified: a history cut short
+ * could be judged neither legal nor broken.  The entry's version, which
+ * counts its transitions, is asked first, so such a history is not read
+ * at all. */
+#define COLLECT_HISTORY_MAX 1000
+#define COLLECT_TRANSITIONS_MAX 20000
+
 typedef struct collect_watch collect_watch;
 
 /*
@@ -66,8 +77,10 @@ int collect_watch_attempt(collect_watch *w, struct rec_schedule *r, int idx)
 int collect_journal(struct rec_schedule *r, collect_watch *w) FC_MUST_CHECK;
 
 /* Fill ops[].evidence from DIR/op<i>/xcom/try-<k>/return.json, k <= tries
- * (a file that cannot be opened is no evidence; one that is not a JSON
- * object, or is over 1 MiB, is evidence that is not valid).
+ * (no file there is no evidence; one that is not a regular file -- a
+ * FIFO, a symlink, a device -- or is over 1 MiB, or is not a JSON object,
+ * is evidence that is not valid: it is read as the route's, with
+ * fs_read_untrusted(), never blocking).
  * Returns 0 or FC_NOMEM. */
 int collect_evidence(struct rec_schedule *r, const char *dir, int tries)
 	FC_MUST_CHECK;
