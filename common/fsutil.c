@@ -317,27 +317,42 @@ int fs_read_untrusted(const char *path, size_t max_size, char **out,
 
 int fs_create_untrusted(const char *path, int mode)
 {
-	int fd;
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	char dir[4096];
+	int dfd, fd = -1, e;
 
-	for (int tries = 0; tries < 4; tries++) {
-		if (unlink(path) < 0 && errno != ENOENT && errno != EISDIR)
-			return -1;
-		fd = open_no_symlinks(path, O_WRONLY | O_CREAT | O_EXCL |
-				      O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-				      O_NOCTTY, mode);
-		if (fd >= 0) {
-			if (fcntl(fd, F_SETFL, 0) < 0) {
-				int e = errno;
-
-				close(fd);
-				errno = e;
-				return -1;
-			}
-			return fd;
-		}
-		if (errno != EEXIST)
-			return -1;
+	/* the directory opened once, with no symlink on its path: the
+	 * unlink and the create below act in it, never through a link */
+	if (slash && (size_t)(slash - path) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (slash) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	dfd = open_no_symlinks(slash ? (slash == path ? "/" : dir) : ".",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dfd < 0)
+		return -1;
+	for (int tries = 0; tries < 4 && fd < 0; tries++) {
+		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT &&
+		    errno != EISDIR)
+			break;
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
+		if (fd < 0 && errno != EEXIST)
+			break;
 		/* someone made it again between the unlink and the open */
 	}
-	return -1;
+	e = errno;
+	close(dfd);
+	if (fd >= 0 && fcntl(fd, F_SETFL, 0) < 0) {
+		e = errno;
+		close(fd);
+		fd = -1;
+	}
+	errno = e;
+	return fd;
 }

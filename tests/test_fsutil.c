@@ -516,6 +516,18 @@ static void test_create_untrusted(void **state)
 	assert_int_equal(lstat(p, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(st.st_size, 4);
+	/* a symlinked directory on the way is not followed either */
+	path(p, sizeof(p), "outside");
+	path(q, sizeof(q), "s/outlink");
+	assert_int_equal(symlink(p, q), 0);
+	path(q, sizeof(q), "s/outlink/keep");
+	errno = 0;
+	assert_int_equal(fs_create_untrusted(q, 0644), -1);
+	assert_int_equal(errno, ELOOP);
+	path(p, sizeof(p), "outside/keep");
+	assert_int_equal(fs_read_untrusted(p, 0, &buf, &len), 0);
+	assert_string_equal(buf, "keep");
+	free(buf);
 }
 
 int main(void)

@@ -219,6 +219,7 @@ if [ "\$FENCECERT_TRY_NUMBER" -ge 2 ]; then
 fi
 exec "$FENCECERT" route
 EOF
+mkdir -p "$tmp/flips"
 cat >"$tmp/flip.yaml" <<EOF
 version: 1
 suite: flip
@@ -229,7 +230,8 @@ routes:
     target: "sqlite:{dir}/target.db"
     observe: &sql
       sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"
-    env: {FLIP_COUNTER: "$tmp/flips"}
+    env: {FLIP_COUNTER: "$tmp/flips/n"}
+    writable: ["$tmp/flips"]  # sandboxed: its counter outlives the attempt
     expect: rejected
   - name: steady
     command: [$FENCECERT, route]
