@@ -264,7 +264,13 @@ static json_t *work(void *ctx, json_t *job)
 		free(seed_names);
 		return work_error(err);
 	}
-	snprintf(dir, sizeof(dir), "%s/r%d-s%d-j%d", w->o->work_dir, ri, si, id);
+	/* under a directory of this worker's: a sandboxed fork server may
+	 * write its attempts' parent directory, never another worker's
+	 * (harness/proc/supervise.h, invariant 9) */
+	snprintf(dir, sizeof(dir), "%s/w%d", w->o->work_dir, (int)getpid());
+	if (fs_mkdirs(dir) == 0)
+		snprintf(dir, sizeof(dir), "%s/w%d/r%d-s%d-j%d", w->o->work_dir,
+			 (int)getpid(), ri, si, id);
 	if (fs_empty_dir(dir)) {
 		free(faults);
 		put(err, sizeof(err), "cannot create '%s'", dir);
