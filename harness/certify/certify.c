@@ -1282,12 +1282,21 @@ int certify_run(const struct suite *s, const struct certify_opts *o,
 		      o->jobs, !o->no_pin, work, work_fini, &w, &R.pool, err,
 		      errlen);
 	if (!rc) {
+		/* the run watchdog: each attempt a worker starts is progress
+		 * (orchestrator.c), so the longest quiet spell of a schedule
+		 * that is not stuck is one attempt's timeout */
+		long long quiet = (long long)s->orchestrator.attempt_timeout_ms +
+				  120 * 1000;
+
+		pool_set_stall_ms(R.pool, quiet > POOL_STALL_MS ? quiet :
+				  POOL_STALL_MS);
 		rc = loop(&R);
 		if (rc && certify_interrupted)
 			snprintf(err, errlen, "interrupted");
 		else if (rc)
-			snprintf(err, errlen, "the worker pool failed (%s)",
-				 error_name(rc));
+			snprintf(err, errlen, "the worker pool failed (%s): %s",
+				 error_name(rc), *pool_errmsg(R.pool) ?
+				 pool_errmsg(R.pool) : "a worker ended");
 	}
 	pool_free(R.pool, free); /* the inflight records of jobs cut short */
 	if (w.store_used)

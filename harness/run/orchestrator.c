@@ -274,6 +274,7 @@ static int spawn_attempt(struct orch *o, int idx, char **env)
 	}
 	a->pid = sv_proc_pid(r->proc);
 	sv_proc_set_data(r->proc, (void *)(intptr_t)idx);
+	pool_progress(); /* the run watchdog's clock (pool.h) */
 	return 0;
 }
 
@@ -741,12 +742,16 @@ static int start_power(struct orch *o, char *err, size_t errlen)
 	return snap_durable_new(p->snaps, p->dir, &o->s.durable, err, errlen);
 }
 
-/* Fault fi (kill, pause or fail) at hit hi, the nth of fp, in attempt idx. */
-static void act_at_hit(struct orch *o, int idx, size_t hi, int fi,
+/* Fault fi (kill, pause or fail) at hit h (NULL: one past the kept
+ * ones, record.h), the nth of fp, in attempt idx. */
+static void act_at_hit(struct orch *o, int idx, struct rec_hit *h, int fi,
 		       const char *fp, int nth)
 {
 	struct run *r = &o->runs[idx];
-	struct rec_hit *h = &o->s.rec->attempts[idx].hits[hi];
+	struct rec_hit unkept;
+
+	if (!h)
+		h = &unkept;
 
 	o->s.rec->fired[fi] = true;
 	r->faulted = true;
@@ -787,20 +792,14 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 {
 	struct run *r = &o->runs[idx];
 	struct rec_attempt *a = &o->s.rec->attempts[idx];
-	struct rec_hit *h = RECORD_PUSH(a->hits, a->nhits);
-	size_t hi;
+	struct rec_hit *h;
 	int nth = 0, fi;
 
-	if (!h) {
+	/* kept while the record has room, counted always (record.h) */
+	if (record_hit(a, fp, at - o->s.t0, &h, &nth)) {
 		orch__out_of_memory(&o->s);
 		return;
 	}
-	hi = a->nhits - 1;
-	put(h->name, sizeof(h->name), "%s", fp);
-	h->at_ms = at - o->s.t0;
-	h->answer = 'c';
-	for (size_t i = 0; i < a->nhits; i++)
-		nth += strcmp(a->hits[i].name, fp) == 0;
 	if (passed) {
 		on_passed(o, idx, fp, nth);
 		return;
@@ -815,7 +814,7 @@ static void on_hit_event(struct orch *o, int idx, const char *fp, long long at,
 	 * for an operation, and an operation-0 fault fires for each one */
 	fi = match_fault(o, r->op, r->try_number, fp, nth);
 	if (fi >= 0) {
-		act_at_hit(o, idx, hi, fi, fp, nth);
+		act_at_hit(o, idx, h, fi, fp, nth);
 	} else if (sv_proc_answer(r->proc, 'c')) {
 		/* died while waiting: its exit event follows */
 	}
