@@ -34,6 +34,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -114,10 +115,10 @@ static void usage(FILE *to)
 		"                    UBSAN_OPTIONS and LSAN_OPTIONS (besides the\n"
 		"                    protocol's variables and the suite's env:);\n"
 		"                    never FENCECERT_SIGNING_KEY\n"
-		"  --uncontained     run the routes even where no PID namespace\n"
-		"                    can be made for each attempt (then what an\n"
-		"                    attempt leaves running is not ended with it);\n"
-		"                    refused without this option\n"
+		"  --uncontained     accepted for old scripts; no effect: every\n"
+		"                    attempt is contained, at the strongest level\n"
+		"                    the kernel allows (sandbox, uid or reaper:\n"
+		"                    docs/security.md), named in the report\n"
 		"  --reexecute       run every schedule whole, from its first try;\n"
 		"                    default: a failpoint exploration of a route\n"
 		"                    whose state lives in its files records each\n"
@@ -265,6 +266,12 @@ static char *make_work_dir(const char *parent)
 		if (asprintf(&dir, "%s/fencecert-XXXXXX", cands[i]) < 0)
 			return NULL;
 		if (mkdtemp(dir)) {
+			/* traversable, not listable: at the `uid` level a
+			 * route of another uid must reach its schedule dir
+			 * below it (docs/security.md) */
+			if (chmod(dir, 0711) < 0) {
+				/* stays 0700: only the harness's uid gets in */
+			}
 			/* absolute and without a symlink: the sandbox binds
 			 * schedule dirs by path, and the harness opens what
 			 * routes wrote there refusing any symlink */

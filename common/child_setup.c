@@ -130,7 +130,8 @@ int child_contain_flags(enum child_contain how)
 
 bool child_contain_has_init(enum child_contain how)
 {
-	return (child_contain_flags(how) & CLONE_NEWPID) != 0;
+	return (child_contain_flags(how) & CLONE_NEWPID) != 0 ||
+	       how == CHILD_CONTAIN_REAPER;
 }
 
 /* Whether the namespaces of `how` include a user namespace whose ids the
@@ -219,7 +220,9 @@ static void init_attach(const struct child_setup *cs)
 	long r;
 
 	raw_call(SYS_setpgid, 0, 0, 0, 0, 0);
-	if (raw_call(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	if (raw_call(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+	    (cs->contain == CHILD_CONTAIN_REAPER &&
+	     raw_call(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0))
 		raw_exit(127);
 	if (cs->parent_pidfd >= 0) {
 		/* getppid() is 0 from here: a pidfd is readable once its
@@ -361,7 +364,11 @@ static void drop_caps(const struct child_setup *cs)
 {
 	int r;
 
-	if (cs->sandbox && (r = sandbox_drop_caps((uid_t)-1, (gid_t)-1)) < 0) {
+	bool ids = cs->switch_ids && getuid() != cs->run_uid;
+
+	if ((cs->sandbox || ids) &&
+	    (r = sandbox_drop_caps(ids ? cs->run_uid : (uid_t)-1,
+				   ids ? cs->run_gid : (gid_t)-1)) < 0) {
 		errno = -r;
 		fail(cs->report_fd);
 	}
@@ -418,12 +425,80 @@ static void init_close_all_but(int keep)
  * reach no process but the attempt's own.  Anywhere else it would reach
  * every process the harness's user may signal, so an init step that is not
  * pid 1 (the namespace was not made) stops at once. */
-static void init_check(int report_fd)
+static void init_check(int report_fd, enum child_contain how)
 {
-	if (raw_call(SYS_getpid, 0, 0, 0, 0, 0) != 1) {
+	if (how != CHILD_CONTAIN_REAPER &&
+	    raw_call(SYS_getpid, 0, 0, 0, 0, 0) != 1) {
 		raw_report(report_fd, CHILD_REPORT_ERRNO, EINVAL, 0);
 		raw_exit(127);
 	}
+}
+
+/* "/proc/self/task/<tid>/children" of the calling thread into buf. */
+static void children_path(char *buf)
+{
+	static const char head[] = "/proc/self/task/", tail[] = "/children";
+	long tid = raw_call(SYS_gettid, 0, 0, 0, 0, 0);
+	char digits[24];
+	int n = 0, at = 0;
+
+	do
+		digits[n++] = (char)('0' + tid % 10);
+	while ((tid /= 10) > 0);
+	for (size_t i = 0; i < sizeof(head) - 1; i++)
+		buf[at++] = head[i];
+	while (n > 0)
+		buf[at++] = digits[--n];
+	for (size_t i = 0; i < sizeof(tail); i++)
+		buf[at++] = tail[i];
+}
+
+/*
+ * CHILD_CONTAIN_REAPER: no namespace to tear down, so the init kills
+ * what the route left by hand.  It is a child subreaper: a descendant
+ * whose parent dies comes to it, so its children are, in the end, every
+ * descendant.  Until it has none: SIGKILL each child it lists, reap
+ * whatever died (a killed child's own children are ours next round).
+ * The count of processes that died of our SIGKILL.
+ */
+static int reap_descendants(void)
+{
+	char path[64], buf[4096];
+	int killed = 0, st;
+	long r;
+
+	children_path(path);
+	for (;;) {
+		long fd = raw_call(SYS_openat, AT_FDCWD, (long)path,
+				   O_RDONLY | O_CLOEXEC, 0, 0);
+		long n = fd < 0 ? 0 : raw_call(SYS_read, fd, (long)buf,
+					       sizeof(buf) - 1, 0, 0);
+		long pid = 0;
+
+		if (fd >= 0)
+			raw_call(SYS_close, fd, 0, 0, 0, 0);
+		for (long i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				pid = pid * 10 + (buf[i] - '0');
+				continue;
+			}
+			if (pid > 0)
+				raw_call(SYS_kill, pid, SIGKILL, 0, 0, 0);
+			pid = 0;
+		}
+		if (pid > 0)
+			raw_call(SYS_kill, pid, SIGKILL, 0, 0, 0);
+		/* one blocking reap, then whatever else is ready */
+		r = raw_call(SYS_wait4, -1, (long)&st, __WALL, 0, 0);
+		if (r == -ECHILD)
+			break;
+		do
+			if (r > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+				killed++;
+		while ((r = raw_call(SYS_wait4, -1, (long)&st, __WALL | WNOHANG,
+				     0, 0)) > 0);
+	}
+	return killed;
 }
 
 /*
@@ -434,13 +509,14 @@ static void init_check(int report_fd)
  * status with the count.  Every signal is blocked (SIGKILL, SIGSTOP and
  * the supervisor's SIGCONT act regardless), so no handler ever runs here.
  */
-static void init_serve(int report_fd, long route) __attribute__((noreturn));
-static void init_serve(int report_fd, long route)
+static void init_serve(int report_fd, long route, enum child_contain how)
+	__attribute__((noreturn));
+static void init_serve(int report_fd, long route, enum child_contain how)
 {
 	int status = 0, st = 0, killed = 0;
 	long r;
 
-	init_check(report_fd); /* again, right before the kill(-1) it guards */
+	init_check(report_fd, how); /* again, right before the kill(-1) it guards */
 	init_close_all_but(report_fd);
 	for (;;) {
 		r = raw_call(SYS_wait4, -1, (long)&st, __WALL, 0, 0);
@@ -453,7 +529,9 @@ static void init_serve(int report_fd, long route)
 			break;
 		}
 	}
-	if (raw_call(SYS_kill, -1, SIGKILL, 0, 0, 0) == 0) {
+	if (how == CHILD_CONTAIN_REAPER)
+		killed = reap_descendants();
+	else if (raw_call(SYS_kill, -1, SIGKILL, 0, 0, 0) == 0) {
 		while ((r = raw_call(SYS_wait4, -1, (long)&st, __WALL, 0, 0)) !=
 		       -ECHILD)
 			if (r > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
@@ -494,10 +572,11 @@ void child_setup_init_shared(const struct child_setup *cs, char *const argv[],
 	struct route_start rs = { cs, argv, envp };
 	/* cs is the supervisor's, valid only until it reads RUNNING */
 	int report_fd = cs->report_fd;
+	enum child_contain how = cs->contain;
 	long route;
 
 	init_block_signals();
-	init_check(report_fd);
+	init_check(report_fd, cs->contain);
 	init_attach(cs);
 	/* until RUNNING is reported the supervisor only waits for it, its
 	 * signals blocked: glibc's clone() may write errno, and so may the
@@ -509,7 +588,7 @@ void child_setup_init_shared(const struct child_setup *cs, char *const argv[],
 	}
 	/* the route exec'd, or reported why not: either way after it */
 	raw_report(report_fd, CHILD_REPORT_RUNNING, 0, 0);
-	init_serve(report_fd, route);
+	init_serve(report_fd, route, how);
 }
 
 #if FC_SANITIZED
@@ -554,7 +633,7 @@ void child_setup_init_private(const struct child_setup *cs, char *const argv[],
 	long route;
 
 	init_block_signals();
-	init_check(cs->report_fd);
+	init_check(cs->report_fd, cs->contain);
 	init_attach(cs);
 #if FC_SANITIZED
 	(void)route_stack;
@@ -573,7 +652,7 @@ void child_setup_init_private(const struct child_setup *cs, char *const argv[],
 		raw_exit(127);
 	}
 	raw_report(cs->report_fd, CHILD_REPORT_RUNNING, 0, 0);
-	init_serve(cs->report_fd, route);
+	init_serve(cs->report_fd, route, cs->contain);
 }
 
 /* --- a fork server's clone ------------------------------------------------ */
@@ -605,7 +684,7 @@ void child_setup_init_clone(const struct child_setup *cs,
 	long route;
 
 	init_block_signals();
-	init_check(report_fd);
+	init_check(report_fd, cs->contain);
 	init_attach(cs);
 	/* the server waits (started) until the route process has its copy
 	 * of the request; a libc call may write errno until then.  On a
@@ -627,7 +706,7 @@ void child_setup_init_clone(const struct child_setup *cs,
 		raw_store_wake(started, CHILD_INIT_STARTED);
 	if (route < 0)
 		raw_exit(127);
-	init_serve(report_fd, route);
+	init_serve(report_fd, route, cs->contain);
 }
 
 void child_setup_clone(const struct child_setup *cs, char **envp)

@@ -48,7 +48,8 @@
  *   5. chdir(cwd);
  *   6. every other fd closed, PROTO_FAILPOINT_FD too when there is no
  *      failpoint end: the attempt holds exactly 0-2 and its channel;
- *   6a. sandboxed: every capability given up (sandbox_drop_caps()), so
+ *   6a. sandboxed, or switch_ids: every capability given up
+ *      (sandbox_drop_caps(), which switches the ids first), so
  *      the route cannot undo its mounts nor act on anything outside its
  *      user namespace, even where the harness runs as root;
  *   7. last, the seccomp filter: PR_SET_NO_NEW_PRIVS, the program loaded
@@ -114,6 +115,10 @@ enum child_contain {
 				   fork server, whose own clones are
 				   sandboxed (cs->sandbox without a /proc
 				   of its own) */
+	CHILD_CONTAIN_REAPER = 5, /* no namespace (none can be made): the
+				   init is a child subreaper, not pid 1, and
+				   kills its descendants by walking its
+				   children (every orphan comes to it) */
 };
 
 /* Whether a containment starts an init (the namespace's pid 1). */
@@ -145,6 +150,12 @@ struct child_setup {
 	 * before step 2, and every capability it gives up before step 7
 	 * (common/sandbox.h) */
 	const struct sandbox *sandbox;
+	/* the route process switches to run_uid/run_gid (groups dropped)
+	 * and gives up every capability before step 7: the `uid` level,
+	 * certify root and no sandbox (docs/security.md) */
+	bool switch_ids;
+	uid_t run_uid;
+	gid_t run_gid;
 	/* CHILD_CONTAIN_USER, _SANDBOX, _FS: "ID ID 1\n" for
 	 * /proc/self/{uid,gid}_map */
 	char uid_map[32], gid_map[32];

@@ -311,7 +311,8 @@ static bool request_parse(struct hand *h)
 	    !(cwd = field(&pos, end)) || !count_field(&pos, end, 1, &fp) ||
 	    !count_field(&pos, end, FORK_SERVER_MSG_MAX, &bpf) ||
 	    bpf % (long)sizeof(struct sock_filter) ||
-	    !count_field(&pos, end, CHILD_CONTAIN_SANDBOX, &ns))
+	    !count_field(&pos, end, CHILD_CONTAIN_REAPER, &ns) ||
+	    ns == CHILD_CONTAIN_FS)
 		return false;
 	rq->argc = (int)argc;
 	rq->cwd = *cwd ? cwd : NULL;
@@ -503,7 +504,7 @@ static pid_t spawn_child(struct request *rq)
 	char *stack = NULL;
 	pid_t pid;
 
-	if (!ns)
+	if (!child_contain_has_init(rq->contain))
 		return clone(child_main, h->stack + sizeof(h->stack),
 			     CLONE_PARENT | SIGCHLD, rq);
 	rq->started = FC_SANITIZED ? NULL : init_slot(&stack);

@@ -358,7 +358,7 @@ static void enforce_deadlines(supervisor *sv, long long now)
 		    p->st.timed_out || now < p->deadline_ms)
 			continue;
 		p->st.timed_out = true;
-		kill(-p->pid, SIGKILL);
+		sv__kill_all(p);
 		kill(-p->pid, SIGCONT);
 	}
 }

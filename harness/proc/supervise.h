@@ -172,10 +172,20 @@ int supervisor_new(supervisor **out, char *err, size_t errlen) FC_MUST_CHECK;
  */
 enum child_contain supervisor_containment(char *why, size_t whylen);
 
-/* The level a report names (environment.containment): "sandbox",
- * "reaper" (a PID namespace contains what the route starts, the file
- * system is not sandboxed), "none". */
+/* The level a report names (environment.containment): "sandbox", else
+ * "uid" as root (attempts under supervisor_fallback_uid(), in a PID
+ * namespace where one can be made, else behind a subreaper), "reaper"
+ * otherwise (a PID namespace or a subreaper contains what the route
+ * starts, the file system is not sandboxed), "none" (no containment). */
 const char *supervisor_containment_name(enum child_contain how);
+
+/* The `uid` level (certify root, no sandbox): the uid and gid an
+ * attempt of this process runs as, SV_FALLBACK_UID_BASE plus the low 16
+ * bits of our pid -- one per worker, so attempts of two workers cannot
+ * signal each other; the schedule dir is chowned to it before each
+ * attempt (its `writable:` paths are not: they must be writable to it). */
+#define SV_FALLBACK_UID_BASE 2000000000u
+uid_t supervisor_fallback_uid(void);
 
 /* Run processes uncontained when no namespace can be made (`certify
  * --uncontained`); without it such a spawn fails, saying why. */

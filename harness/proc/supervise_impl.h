@@ -57,6 +57,9 @@ struct sv_proc {
 	size_t linelen;
 	bool paused;
 	struct frozen frozen;  /* paused: every process stopped (freeze.h) */
+	bool reaper;           /* CHILD_CONTAIN_REAPER: no namespace ends
+				  what it started when it is killed, so a
+				  kill walks its tree (sv__kill_all()) */
 	bool registered;       /* the watchdog knows the group */
 	long long deadline_ms; /* 0: none */
 	struct sv_status st;
@@ -118,6 +121,11 @@ void sv__record_end(sv_proc *p, int status, long long now);
 /* Reap what is left of an ended process's group; once the group is empty,
  * tell the watchdog to forget it. */
 void sv__group_collect(sv_proc *p);
+
+/* SIGKILL to p's group and, behind a subreaper (p->reaper), to every
+ * process of its tree first (a descendant that left the group would
+ * outlive the kill, and no namespace ends it). */
+void sv__kill_all(sv_proc *p);
 
 /* Kill p if it runs, reap it, wait (bounded) for its group to empty, close
  * its channel, free its session and p.  p must not be linked anywhere. */

@@ -121,13 +121,26 @@ static void group_drain(sv_proc *p)
 	}
 }
 
+void sv__kill_all(sv_proc *p)
+{
+	struct frozen f;
+
+	/* stopped first, so none forks past the walk; then killed */
+	if (p->reaper && freeze_tree(p->pid, &f) == 0) {
+		for (size_t i = 0; i < f.n; i++)
+			kill(f.pids[i], SIGKILL);
+		free(f.pids);
+	}
+	kill(-p->pid, SIGKILL);
+}
+
 void sv__proc_release(sv_proc *p)
 {
 	if (!p)
 		return;
 	if (p->st.end == SV_RUNNING) {
 		int status;
-		kill(-p->pid, SIGKILL);
+		sv__kill_all(p);
 		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 			;
 		sv__record_end(p, status, clock_mono_ms());
@@ -251,8 +264,7 @@ int sv_proc_kill(sv_proc *p)
 	if (p->st.end != SV_RUNNING)
 		return 0;
 	p->st.killed = true;
-	if (kill(-p->pid, SIGKILL) < 0 && errno != ESRCH)
-		return FC_IO;
+	sv__kill_all(p);
 	return 0;
 }
 

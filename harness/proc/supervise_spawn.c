@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -46,6 +47,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,10 +112,12 @@ enum child_contain supervisor_containment(char *why, size_t whylen)
 			if (probed != CHILD_CONTAIN_NONE)
 				snprintf(probe_why, sizeof(probe_why),
 					 "no sandbox: %s", sb_why);
+			else /* probe_why says why no namespace */
+				probed = CHILD_CONTAIN_REAPER;
 		}
 		/* nothing hides us from the routes' /proc: at least they
 		 * cannot read or ptrace us (cli/main.c does it as root) */
-		if (probed == CHILD_CONTAIN_NONE)
+		if (probed == CHILD_CONTAIN_REAPER)
 			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	}
 	if (why)
@@ -127,12 +131,50 @@ const char *supervisor_containment_name(enum child_contain how)
 	case CHILD_CONTAIN_SANDBOX:
 	case CHILD_CONTAIN_FS:
 		return "sandbox";
-	case CHILD_CONTAIN_PID:
-	case CHILD_CONTAIN_USER:
-		return "reaper";
-	default:
+	case CHILD_CONTAIN_NONE:
 		return "none";
+	default: /* root runs its attempts under a uid of their own */
+		return geteuid() == 0 ? "uid" : "reaper";
 	}
+}
+
+uid_t supervisor_fallback_uid(void)
+{
+	return (uid_t)(SV_FALLBACK_UID_BASE + ((unsigned)getpid() & 0xffff));
+}
+
+/* --- the `uid` level ------------------------------------------------------ */
+
+static uid_t chown_to;
+
+static int chown_one(const char *path, const struct stat *st, int flag,
+		     struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	/* a hard link a route made to a file elsewhere is left as it is */
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+		return 0;
+	if (lchown(path, chown_to, (gid_t)chown_to) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+/* The attempt's dir, given to the uid it runs as (the harness, root,
+ * reads it all the same), with its private TMPDIR and HOME made in it:
+ * every attempt, as the harness writes files there between them (a
+ * restored crash state, a wiped XCom dir).  Symlinks are not followed.
+ * 0, or FC_IO with errno. */
+static int give_dir(const char *dir, uid_t uid, char *tmp, char *home,
+		    size_t len)
+{
+	snprintf(tmp, len, "TMPDIR=%s/.tmp", dir);
+	snprintf(home, len, "HOME=%s/.home", dir);
+	if ((mkdir(tmp + 7, 0700) < 0 && errno != EEXIST) ||
+	    (mkdir(home + 5, 0700) < 0 && errno != EEXIST))
+		return FC_IO;
+	chown_to = uid;
+	return nftw(dir, chown_one, 16, FTW_PHYS) == 0 ? 0 : FC_IO;
 }
 
 /* --- starting the child --------------------------------------------------- */
@@ -182,8 +224,8 @@ static int init_private_main(void *arg)
  */
 static pid_t start_child(const struct child_plan *cp, sigset_t *old)
 {
-	int ns = child_contain_has_init(cp->cs.contain) ?
-		 child_contain_flags(cp->cs.contain) : 0;
+	bool init = child_contain_has_init(cp->cs.contain);
+	int ns = child_contain_flags(cp->cs.contain);
 	sigset_t all;
 	pid_t pid;
 
@@ -193,10 +235,10 @@ static pid_t start_child(const struct child_plan *cp, sigset_t *old)
 		pid = clone(child_fs_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
 			    child_contain_flags(CHILD_CONTAIN_FS) | SIGCHLD,
 			    (void *)cp);
-	else if (ns && child_setup_can_share() && !cp->cs.filter)
+	else if (init && child_setup_can_share() && !cp->cs.filter)
 		pid = clone(init_shared_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
 			    CLONE_VM | ns | SIGCHLD, (void *)cp);
-	else if (ns)
+	else if (init)
 		pid = clone(init_private_main,
 			    cp->stacks + 2 * SV_CHILD_STACK_SIZE, ns | SIGCHLD,
 			    (void *)cp);
@@ -316,7 +358,14 @@ static int containment(supervisor *sv, const struct sv_spawn *req,
 		if (req->writable)
 			return server ? CHILD_CONTAIN_FS : CHILD_CONTAIN_SANDBOX;
 		how = base_containment();
+		if (how == CHILD_CONTAIN_NONE)
+			how = CHILD_CONTAIN_REAPER;
 	}
+	/* a fork server under the `uid` level holds no capability to make
+	 * its attempts' PID namespaces: they run behind a subreaper */
+	if (how != CHILD_CONTAIN_NONE && req->writable && req->fork_server &&
+	    geteuid() == 0)
+		how = CHILD_CONTAIN_REAPER;
 	if (server || how != CHILD_CONTAIN_NONE)
 		return server ? CHILD_CONTAIN_NONE : (int)how;
 	if (sv->uncontained_ok)
@@ -403,6 +452,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	char fpvar[48], writable_var[SANDBOX_WRITABLE_MAX * 256];
+	char tmp_var[4200], home_var[4200];
 	char **joined = NULL;
 	struct child_plan cp = { 0 };
 	sigset_t old;
@@ -512,6 +562,29 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 			goto fail;
 		}
 	}
+	if (req->writable && geteuid() == 0 &&
+	    how != CHILD_CONTAIN_SANDBOX && how != CHILD_CONTAIN_FS) {
+		/* the `uid` level: no sandbox, so a uid of its own (and of
+		 * its worker's: supervisor_fallback_uid()) keeps the route
+		 * off root's files and processes */
+		const char *extra[3] = { tmp_var, home_var, NULL };
+
+		cp.cs.switch_ids = true;
+		cp.cs.run_uid = supervisor_fallback_uid();
+		cp.cs.run_gid = (gid_t)cp.cs.run_uid;
+		if (!server && give_dir(req->writable[0], cp.cs.run_uid,
+					tmp_var, home_var, sizeof(tmp_var))) {
+			snprintf(err, errlen, "cannot run '%s': cannot give "
+				 "'%s' to uid %u: %s", req->argv[0],
+				 req->writable[0], (unsigned)cp.cs.run_uid,
+				 strerror(errno));
+			goto fail;
+		}
+		if (!server && !(joined = env_join(req->env, extra))) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
 	if (child_contain_flags(cp.cs.contain) & CLONE_NEWUSER)
 		child_setup_id_maps(&cp.cs);
 	cp.envp = child_env_build(joined ? joined : req->env, sv->pass_env,
@@ -536,6 +609,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	p->sv = sv;
 	p->st.start_ms = clock_mono_ms();
 	p->st.contained = child_contain_has_init((enum child_contain)how);
+	p->reaper = how == CHILD_CONTAIN_REAPER;
 	p->st.descendants_killed = -1;
 	close(fds[6]);
 	fds[6] = -1;
