@@ -53,12 +53,14 @@ scenarios:
       - {attempt: 1, failpoint: after_target_commit, action: kill}
 EOF
 # A route that says it started, then sleeps until it is stopped.
+mkdir -p "$tmp/sig"
 cat >"$tmp/slow.yaml" <<EOF
 version: 1
 suite: certify-out-slow
 routes:
   - name: sleeper
-    command: [/bin/sh, -c, 'touch "$tmp/started"; exec sleep 60']
+    command: [/bin/sh, -c, 'touch "$tmp/sig/started"; exec sleep 60']
+    writable: ["$tmp/sig"]  # sandboxed: the only place outside its dir
     journal: "sqlite:{dir}/journal.db"
     target: "sqlite:{dir}/target.db"
     observe: {sql: "SELECT 'k', 1"}
@@ -116,12 +118,12 @@ ok "an --out holding other files (or a file) is refused, --force or not"
 # start_slow ARGS... : certify the sleeper in the background; returns once
 # the route runs (so a schedule has started), $pid set
 start_slow() {
-	rm -f "$tmp/started"
+	rm -f "$tmp/sig/started"
 	"$FENCECERT" certify "$tmp/slow.yaml" --quiet --work-dir "$tmp" "$@" \
 		>"$tmp/stdout" 2>"$tmp/stderr" &
 	pid=$!
 	n=0
-	while [ ! -e "$tmp/started" ]; do
+	while [ ! -e "$tmp/sig/started" ]; do
 		n=$((n + 1))
 		[ "$n" -lt 400 ] || fail "the slow route never started: $(cat "$tmp/stderr")"
 		kill -0 "$pid" 2>/dev/null || fail "certify ended early: $(cat "$tmp/stderr")"
