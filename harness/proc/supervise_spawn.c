@@ -104,7 +104,17 @@ enum child_contain supervisor_containment(char *why, size_t whylen)
 	if (probed < 0) {
 		char sb_why[200];
 
-		if (sandbox_probe(sb_why, sizeof(sb_why)) == 0) {
+		/* FENCECERT_CONTAINMENT=reaper: no sandbox even where one
+		 * can be made (to measure what it costs: bench/); the report
+		 * says so, and a gate can refuse it */
+		const char *want = getenv("FENCECERT_CONTAINMENT");
+
+		bool weaker = want && strcmp(want, "reaper") == 0;
+
+		if (weaker)
+			snprintf(sb_why, sizeof(sb_why), "FENCECERT_CONTAINMENT=%s",
+				 want);
+		if (!weaker && sandbox_probe(sb_why, sizeof(sb_why)) == 0) {
 			probed = CHILD_CONTAIN_SANDBOX;
 			snprintf(probe_why, sizeof(probe_why), "%s", "");
 		} else {
