@@ -388,11 +388,12 @@ static int containment(supervisor *sv, const struct sv_spawn *req,
 
 /* What a sandboxed process is told besides the request's entries:
  * TMPDIR, HOME and FENCECERT_WRITABLE (invariant 9); NULL-terminated in
- * set[0..5), the strings in buf.  0, or FC_USAGE when the paths do not
- * fit (more than SANDBOX_WRITABLE_MAX, or too long). */
+ * set[0..5), the strings in buf.  0, FC_IO with *bad naming a path
+ * that is not a directory, or FC_USAGE when the paths do not fit (more
+ * than SANDBOX_WRITABLE_MAX, or too long). */
 static int sandbox_env(const struct sv_spawn *req, struct sandbox *sb,
 		       bool new_proc, char *buf, size_t buflen,
-		       const char **set)
+		       const char **set, const char **bad)
 {
 	size_t used;
 	int n = 0;
@@ -403,7 +404,12 @@ static int sandbox_env(const struct sv_spawn *req, struct sandbox *sb,
 	used = (size_t)snprintf(buf, buflen, "%s=", PROTO_ENV_WRITABLE);
 	for (size_t i = 0; req->writable[i]; i++) {
 		const char *w = req->writable[i];
+		struct stat st;
 
+		if (stat(w, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			*bad = w;
+			return FC_IO;
+		}
 		if (sandbox_add_writable(sb, w) || strchr(w, ':') ||
 		    used + strlen(w) + 2 >= buflen)
 			return FC_USAGE;
@@ -558,8 +564,19 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	if (how == CHILD_CONTAIN_SANDBOX || how == CHILD_CONTAIN_FS) {
 		const char *extra[4];
 
-		if (sandbox_env(req, &cp.sb, how == CHILD_CONTAIN_SANDBOX,
-				writable_var, sizeof(writable_var), extra)) {
+		const char *bad = NULL;
+		int src = sandbox_env(req, &cp.sb, how == CHILD_CONTAIN_SANDBOX,
+				      writable_var, sizeof(writable_var), extra,
+				      &bad);
+
+		if (src == FC_IO) {
+			snprintf(err, errlen, "cannot run '%s': its writable "
+				 "directory '%s' is missing or not a directory",
+				 req->argv[0], bad);
+			attach_rc = FC_USAGE;
+			goto fail;
+		}
+		if (src) {
 			snprintf(err, errlen, "cannot run '%s': more than %d "
 				 "writable directories, or one with a ':' in "
 				 "its name", req->argv[0], SANDBOX_WRITABLE_MAX);

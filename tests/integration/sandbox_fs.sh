@@ -31,7 +31,10 @@ w("schedule", os.path.join(sched, "probe"))
 w("writable", os.path.join(writable, "probe.%s" % os.path.basename(sched)))
 w("checkout", os.path.join(checkout, ".%s.%s" % (mark, os.path.basename(sched))))
 w("workdir", os.path.join(work, "%s.%s" % (mark, os.path.basename(sched))))
-for other in sorted(glob.glob(os.path.join(work, "r*-s*-j*"))):
+# other schedules' dirs: this worker's (beside ours) and other workers'
+for other in sorted(set(glob.glob(os.path.join(work, "r*-s*-j*")) +
+                        glob.glob(os.path.join(os.path.dirname(work), "w*",
+                                               "r*-s*-j*")))):
     if other != sched:
         w("other", os.path.join(other, "probe-from-" + os.path.basename(sched)))
 w("home", os.path.join(os.environ.get("HOME", "/nonexistent"), mark))
@@ -77,4 +80,26 @@ EOF
 	[ -z "$bad" ] || fail "the sandbox ($u) leaks: $bad"
 	ok "the sandbox ($u) holds"
 done
+
+# A `writable:` directory that is not there: every attempt cannot run,
+# saying which, and the route is unverified (never a half-made sandbox).
+d=$(sb_dir root missing)
+cat >"$d/suite.yaml" <<EOF
+version: 1
+suite: sandbox-missing
+routes:
+  - name: c
+    command: ["$FENCECERT", route]
+    journal: "sqlite:{dir}/journal.db"
+    target: "sqlite:{dir}/target.db"
+    observe: {sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"}
+    writable: ['$d/not-there']
+scenarios:
+  - name: clean
+EOF
+sb_certify root "$d" "$d/suite.yaml" --jobs 1
+[ "$(sb_verdict "$d" c)" = unverified ] || fail "a missing writable dir: $(sb_verdict "$d" c)"
+grep -q "writable directory '$d/not-there' is missing" "$d/out/report.json" ||
+	fail "a missing writable dir is not named: $(head -c 600 "$d/out/report.json")"
+ok "a missing writable: directory makes the route unverified, naming it"
 echo "sandbox_fs: ok ($checks checks)"
