@@ -46,6 +46,7 @@ routes:
     observe:
       command: [sh, -c, 'env >"$tmp/rec/observe.env"; exec "$FENCECERT" target rows --target "sqlite:{dir}/target.db"']
     env: {ENV_OUT: '$tmp/rec'}
+    writable: ['$tmp/rec']  # sandboxed: where it leaves what it saw
 scenarios:
   - name: clean
 EOF
@@ -76,7 +77,8 @@ protocol = {"FENCECERT_JOURNAL", "FENCECERT_TARGET", "FENCECERT_WORKLOAD",
             "FENCECERT_TRY_NUMBER", "FENCECERT_RUN_DIR", "FENCECERT_XCOM_DIR",
             "FENCECERT_PREV_XCOM_DIR", "FENCECERT_LEASE_TTL_MS",
             "FENCECERT_LEASE_OWNER", "FENCECERT_BIN", "FENCECERT_FAILPOINT_FD",
-            "FENCECERT_FAILPOINT_WAIT"}
+            "FENCECERT_FAILPOINT_WAIT",
+            "FENCECERT_WRITABLE"}  # sandboxed: what the route may write
 knobs = {"ETCD_WAIT", "ETCD_HEARTBEAT_MS", "ETCD_ELECTION_MS",
          "ETCD_MAX_TXN_OPS", "PG_BIN", "PG_DOWN_WAIT",
          "FENCECERT_PG_PORT_FIRST", "FENCECERT_PG_PORT_COUNT"}

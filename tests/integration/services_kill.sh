@@ -42,6 +42,7 @@ wait_for() {
 	done
 }
 
+mkdir -p "$tmp/sig"
 cat >"$tmp/suite.yaml" <<YAML
 version: 1
 suite: services-kill
@@ -51,7 +52,8 @@ services:
 routes:
   - name: hang
     command: [sh, -c, 'echo "\$1" >"\$2.tmp" && mv "\$2.tmp" "\$2" && exec sleep 600', sh,
-              "{service:etcd} {service:pg} {schedule_id}", "$tmp/seen"]
+              "{service:etcd} {service:pg} {schedule_id}", "$tmp/sig/seen"]
+    writable: ["$tmp/sig"]  # sandboxed: the only place it writes outside its dir
     journal: "sqlite:{dir}/journal.db"
     target: "sqlite:{dir}/target.db"
     observe: {sql: "SELECT row_key, COUNT(*) FROM events GROUP BY row_key"}
@@ -63,8 +65,8 @@ unset FC_TEST_SERVICES_PG_URL
 "$FENCECERT" certify "$tmp/suite.yaml" --work-dir "$tmp/w" --out "$tmp/out" \
 	--quiet >"$tmp/log" 2>&1 &
 harness=$!
-wait_for '[ -s "$tmp/seen" ]' 900 || { echo "the route never ran"; cat "$tmp/log"; exit 1; }
-read -r etcd pg id <"$tmp/seen"
+wait_for '[ -s "$tmp/sig/seen" ]' 900 || { echo "the route never ran"; cat "$tmp/log"; exit 1; }
+read -r etcd pg id <"$tmp/sig/seen"
 echo "route saw: etcd=$etcd pg=$pg id=$id"
 case $etcd in 127.0.0.1:*,127.0.0.1:*,127.0.0.1:*) ;; *) echo "bad {service:etcd}"; exit 1 ;; esac
 case $pg in postgresql://*) ;; *) echo "bad {service:pg}"; exit 1 ;; esac
@@ -91,13 +93,13 @@ fi
 echo "ok: SIGKILL of the harness left no server"
 
 # 2: an existing server named by the entry's variable: nothing started
-rm -f "$tmp/seen"
+rm -f "$tmp/sig/seen"
 export FC_TEST_SERVICES_PG_URL="postgresql://fc@127.0.0.1:1/external"
 "$FENCECERT" certify "$tmp/suite.yaml" --work-dir "$tmp/w2" --out "$tmp/out2" \
 	--quiet >"$tmp/log2" 2>&1 &
 harness=$!
-wait_for '[ -s "$tmp/seen" ]' 900 || { echo "the route never ran"; cat "$tmp/log2"; exit 1; }
-read -r etcd pg id <"$tmp/seen"
+wait_for '[ -s "$tmp/sig/seen" ]' 900 || { echo "the route never ran"; cat "$tmp/log2"; exit 1; }
+read -r etcd pg id <"$tmp/sig/seen"
 [ "$pg" = "$FC_TEST_SERVICES_PG_URL" ] || { echo "route saw pg=$pg"; exit 1; }
 svc=$(ls -d "$tmp"/w2/fencecert-*-services)
 [ ! -e "$svc/pg" ] || { echo "a postgresql server was started"; exit 1; }
