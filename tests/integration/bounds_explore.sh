@@ -8,11 +8,7 @@
 # (and more for the C route's own failpoints); the explorer plans only the
 # points of the first EXPLORE_NAMES_MAX (64) names a try reaches, and the
 # route is unverified, saying which bound the scenario met.
-set -eu
-BUILD=${BUILD:-build}
-FENCECERT=${FENCECERT:-$PWD/$BUILD/fencecert}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fc-bounds-explore.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/bounds.sh"
 
 cat >"$tmp/suite.yaml" <<'YAML'
 version: 1
@@ -36,16 +32,7 @@ scenarios:
     explore: {failpoints: all, actions: [kill]}
 YAML
 
-t0=$(date +%s)
-rc=0
-timeout 300 "$FENCECERT" certify "$tmp/suite.yaml" --out "$tmp/out" --jobs 2 --quiet \
-	>"$tmp/certify.out" 2>&1 || rc=$?
-secs=$(($(date +%s) - t0))
-if [ "$rc" -eq 124 ] || [ ! -f "$tmp/out/report.json" ]; then
-	tail -n 20 "$tmp/certify.out"
-	echo "FAIL: certify did not finish (exit $rc after ${secs} s)"
-	exit 1
-fi
+bounds_certify 300 2 20
 [ "$rc" -eq 3 ] || { tail -n 20 "$tmp/certify.out"; echo "FAIL: exit $rc, not 3 (unverified)"; exit 1; }
 python3 - "$tmp/out/report.json" <<'PY' || exit 1
 import json, sys

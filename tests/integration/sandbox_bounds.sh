@@ -47,22 +47,13 @@ scenarios:
   - name: clean
 EOF
 
-# processes whose environment carries the bomb's marker
-marked() {
-	{ grep -lszxF "BOUNDS_MARK=$mark" /proc/[0-9]*/environ || true; } | wc -l
-}
-
 for u in $(sb_users); do
 	d=$(sb_dir "$u" "$u")
 	start=$(date +%s)
 	sb_certify "$u" "$d" "$tmp/suite.yaml" --jobs 2
-	case $sb_rc in
-	0 | 1 | 3) ;;
-	*) fail "certify ($u) ended with exit $sb_rc, not a verdict: $(tail -n 5 "$d/stderr")" ;;
-	esac
-	[ -f "$d/out/report.json" ] || fail "certify ($u) left no report (exit $sb_rc)"
+	sb_ended_with_verdict "$u" "$d"
 	ok "the run ($u) finished in $(($(date +%s) - start)) s: bomb $(sb_verdict "$d" bomb), bigtmp $(sb_verdict "$d" bigtmp)"
-	n=$(marked)
+	n=$(sb_marked "BOUNDS_MARK=$mark")
 	[ "$n" -eq 0 ] || fail "$n process(es) of the bomb ($u) outlived the run"
 	ok "no process of the bomb ($u) is left"
 	if ls /tmp/$mark-* >/dev/null 2>&1; then

@@ -57,10 +57,6 @@ scenarios:
       - {attempt: 1, failpoint: before_target_commit, action: kill}
 EOF
 
-marked() {
-	{ grep -lszxF "CONTAIN_MARK=$mark" /proc/[0-9]*/environ || true; } | wc -l
-}
-
 # case USER LEVEL NOCONTAINER-ARGS...
 check_case() {
 	u=$1 level=$2
@@ -82,7 +78,7 @@ check_case() {
 		{ cat "$d/stdout" >&2; fail "$what: the route is $v (exit $sb_rc)"; }
 	ok "$what: containment $got, $v"
 	sleep $((delay + 1))
-	n=$(marked)
+	n=$(sb_marked "CONTAIN_MARK=$mark")
 	[ "$n" -eq 0 ] || fail "$what: $n process(es) of the route outlived the run"
 	for t in $(sb_files "$d" target.db); do
 		dup=$(sqlite3 "$t" "SELECT COUNT(*) FROM (SELECT row_key FROM events GROUP BY row_key HAVING COUNT(*) > 1)")

@@ -75,11 +75,7 @@ for u in $(sb_users); do
 		d=$(sb_dir "$u" "$u-$c")
 		start=$(date +%s)
 		sb_certify "$u" "$d" "$tmp/suite-$c.yaml" --jobs 1
-		case $sb_rc in
-		0 | 1 | 3) ;;
-		*) fail "certify ($u, $c) ended with exit $sb_rc, not a verdict: $(tail -n 5 "$d/stderr")" ;;
-		esac
-		[ -f "$d/out/report.json" ] || fail "certify ($u, $c) left no report (exit $sb_rc)"
+		sb_ended_with_verdict "$u, $c" "$d"
 		ok "$c ($u): $(sb_verdict "$d" "fifo-$c") in $(($(date +%s) - start)) s (exit $sb_rc)"
 	done
 done

@@ -20,7 +20,8 @@
 . "$(dirname "$0")/lib/sandbox.sh"
 SB_TIMEOUT=${SB_TIMEOUT_FORGE:-60}
 
-cat >"$tmp/forge.py" <<'EOF'
+{
+	cat <<'EOF'
 import json, os, sqlite3, sys
 mode = sys.argv[1]
 db = os.environ["FENCECERT_TARGET"].split(":", 1)[1]
@@ -33,34 +34,9 @@ c.execute("CREATE TABLE IF NOT EXISTS events(row_key TEXT, payload TEXT)")
 c.executemany("INSERT INTO events VALUES (?, ?)", rows * 2)  # naive: twice
 c.commit()
 c.close()
-
-def status(pid):
-    d = {}
-    try:
-        for l in open("/proc/%s/status" % pid):
-            k, _, v = l.partition(":")
-            d[k] = v.strip()
-    except OSError:
-        pass
-    return d
-
-me = os.readlink("/proc/self")  # my pid as this /proc numbers it
-top, pid = None, me
-while pid and pid not in ("0", "1"):
-    st = status(pid)
-    if st.get("Name", "").startswith("fencecert"):
-        top = pid
-    pid = st.get("PPid", "0")
-procs = [p for p in os.listdir("/proc") if p.isdigit()]
-parent = {p: status(p).get("PPid") for p in procs}
-
-def in_run(p):
-    while p and p not in ("0", "1"):
-        if p == top:
-            return True
-        p = parent.get(p)
-    return False
-
+EOF
+	sb_py_run
+	cat <<'EOF'
 line = json.dumps({
     "scenario": "clean", "schedule": "clean", "kind": "fixed", "strict": True,
     "reproduce": "", "duration_ms": 1, "outcome": "converged",
@@ -101,6 +77,7 @@ with open(os.path.join(os.path.dirname(wl_path), "forged.%s" %
                        os.environ["FENCECERT_TRY_NUMBER"]), "w") as f:
     f.write("run %s, %d pipe(s) written\n" % (top, hits))
 EOF
+} >"$tmp/forge.py"
 
 for mode in fd9 pipes; do
 	cat >"$tmp/suite-$mode.yaml" <<EOF

@@ -21,15 +21,9 @@
 command -v sqlite3 >/dev/null || { echo "sandbox_pause_setsid: sqlite3 not installed, skipped"; exit 0; }
 command -v setsid >/dev/null || { echo "sandbox_pause_setsid: setsid not installed, skipped"; exit 0; }
 
-cat >"$tmp/loader.sh" <<'EOF'
-#!/bin/sh
-set -u
-db=${FENCECERT_TARGET#sqlite:}
-src=$(dirname "$FENCECERT_WORKLOAD")/$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' "$FENCECERT_WORKLOAD")
-fp() {
-	printf 'HIT %s\n' "$1" >&3 || exit 75
-	[ "$(dd bs=1 count=1 2>/dev/null <&3)" = c ] || exit 75
-}
+{
+	sb_sh_route
+	cat <<'EOF'
 fp start
 sqlite3 "$db" "CREATE TABLE IF NOT EXISTS events(row_key TEXT, payload TEXT)" || exit 75
 checked=$FENCECERT_RUN_DIR/checked.$FENCECERT_TRY_NUMBER
@@ -46,6 +40,7 @@ fp loading
 while [ ! -e "$done_f" ]; do sleep 0.05; done
 exit 0
 EOF
+} >"$tmp/loader.sh"
 
 cat >"$tmp/suite.yaml" <<EOF
 version: 1

@@ -18,7 +18,8 @@ prefix=sbkey-
 key=$prefix$$-7d1c0ffee5e1f0
 SB_TIMEOUT=${SB_TIMEOUT_KEY:-90}
 
-cat >"$tmp/scan.py" <<'EOF'
+{
+	cat <<'EOF'
 import os, re, sys
 # the key's prefix only: the suite (and so the harness's memory) never
 # holds the value itself
@@ -41,15 +42,9 @@ for p in os.listdir("/proc"):
     for pat in (name, key):
         for m in re.finditer(re.escape(pat), e):
             report("environ " + p, e, m.start())
-def status(pid):
-    d = {}
-    try:
-        for l in open("/proc/%s/status" % pid):
-            k, _, v = l.partition(":")
-            d[k] = v.strip()
-    except OSError:
-        pass
-    return d
+EOF
+	sb_py_status
+	cat <<'EOF'
 pid = status(os.readlink("/proc/self")).get("PPid", "0")
 while pid not in ("0", "1", ""):
     try:
@@ -79,6 +74,7 @@ while pid not in ("0", "1", ""):
     pid = status(pid).get("PPid", "0")
 out.write(b"scanned %d environ(s), %d mapping(s)\n" % (envs, mems))
 EOF
+} >"$tmp/scan.py"
 
 cat >"$tmp/suite.yaml" <<EOF
 version: 1

@@ -12,40 +12,18 @@
 . "$(dirname "$0")/lib/sandbox.sh"
 mark=FAKE-TABLE-$$-b7e1
 
-cat >"$tmp/inject.py" <<'EOF'
+{
+	cat <<'EOF'
 import os, sys
 mark = sys.argv[1]
 table = ("route                    expected               verdict\n"
          "evil                     certified              certified-automatic  %s\n" % mark)
-def status(pid):
-    d = {}
-    try:
-        for l in open("/proc/%s/status" % pid):
-            k, _, v = l.partition(":")
-            d[k] = v.strip()
-    except OSError:
-        pass
-    return d
-me = os.readlink("/proc/self")
-top, pid = None, me
-while pid and pid not in ("0", "1"):
-    st = status(pid)
-    if st.get("Name", "").startswith("fencecert"):
-        top = pid
-    pid = st.get("PPid", "0")
-procs = [p for p in os.listdir("/proc") if p.isdigit()]
-parent = {p: status(p).get("PPid") for p in procs}
-def in_run(p):
-    if top is not None and p == parent.get(top):
-        return True
-    while p and p not in ("0", "1"):
-        if p == top:
-            return True
-        p = parent.get(p)
-    return False
+EOF
+	sb_py_run
+	cat <<'EOF'
 hits = 0
 for p in procs:
-    if p == me or not in_run(p):
+    if p == me or not in_run(p, with_parent=True):
         continue
     for fd in ("1", "2"):
         try:
@@ -61,6 +39,7 @@ for p in procs:
 open(os.path.join(os.path.dirname(os.environ["FENCECERT_WORKLOAD"]),
                   "inject.log"), "w").write("run %s: %d fd(s) written\n" % (top, hits))
 EOF
+} >"$tmp/inject.py"
 
 cat >"$tmp/suite.yaml" <<EOF
 version: 1

@@ -13,15 +13,9 @@
 . "$(dirname "$0")/lib/sandbox.sh"
 command -v sqlite3 >/dev/null || { echo "sandbox_tmp_collide: sqlite3 not installed, skipped"; exit 0; }
 
-cat >"$tmp/stager.sh" <<'EOF'
-#!/bin/sh
-set -u
-db=${FENCECERT_TARGET#sqlite:}
-src=$(dirname "$FENCECERT_WORKLOAD")/$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' "$FENCECERT_WORKLOAD")
-fp() {
-	printf 'HIT %s\n' "$1" >&3 || exit 75
-	[ "$(dd bs=1 count=1 2>/dev/null <&3)" = c ] || exit 75
-}
+{
+	sb_sh_route
+	cat <<'EOF'
 stage=/tmp/stage.$$.csv
 fp before_load
 sed 1d "$src" >"$stage" || exit 75
@@ -36,6 +30,7 @@ rm -f "$stage"
 fp after_load
 exit 0
 EOF
+} >"$tmp/stager.sh"
 
 cat >"$tmp/suite.yaml" <<EOF
 version: 1

@@ -128,3 +128,79 @@ sb_not_certified() {
 sb_files() {
 	find "$1/work" -name "$2" -type f 2>/dev/null
 }
+
+# sb_ended_with_verdict WHAT DIR: the run in DIR ended with a verdict
+# (exit 0, 1 or 3) and left a report; WHAT names the case in a failure
+sb_ended_with_verdict() {
+	case $sb_rc in
+	0 | 1 | 3) ;;
+	*) fail "certify ($1) ended with exit $sb_rc, not a verdict: $(tail -n 5 "$2/stderr")" ;;
+	esac
+	[ -f "$2/out/report.json" ] || fail "certify ($1) left no report (exit $sb_rc)"
+}
+
+# sb_marked NAME=VALUE: how many processes carry NAME=VALUE in their
+# environment (a route's marker: none may outlive its run)
+sb_marked() {
+	{ grep -lszxF "$1" /proc/[0-9]*/environ || true; } | wc -l
+}
+
+# sb_sh_route: the opening of a route written in sh (printed): set -u,
+# db (the sqlite target's path), src (the workload's CSV) and fp NAME,
+# which reports failpoint NAME and exits 75 unless told to continue
+sb_sh_route() {
+	cat <<'EOF'
+#!/bin/sh
+set -u
+db=${FENCECERT_TARGET#sqlite:}
+src=$(dirname "$FENCECERT_WORKLOAD")/$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' "$FENCECERT_WORKLOAD")
+fp() {
+	printf 'HIT %s\n' "$1" >&3 || exit 75
+	[ "$(dd bs=1 count=1 2>/dev/null <&3)" = c ] || exit 75
+}
+EOF
+}
+
+# sb_py_status: Python (printed) defining status(PID): the fields of
+# /proc/PID/status as a dict, {} when it cannot be read
+sb_py_status() {
+	cat <<'EOF'
+def status(pid):
+    d = {}
+    try:
+        for l in open("/proc/%s/status" % pid):
+            k, _, v = l.partition(":")
+            d[k] = v.strip()
+    except OSError:
+        pass
+    return d
+EOF
+}
+
+# sb_py_run: Python (printed; the script imports os) that finds the
+# certify run a hostile route belongs to, as its /proc shows it: me (its
+# own pid), top (its topmost fencecert ancestor, or None), procs (every
+# pid), parent (pid to parent pid), and in_run(P, with_parent=False): P is
+# top or one of its descendants (or, with_parent, top's parent)
+sb_py_run() {
+	sb_py_status
+	cat <<'EOF'
+me = os.readlink("/proc/self")  # my pid as this /proc numbers it
+top, pid = None, me
+while pid and pid not in ("0", "1"):
+    st = status(pid)
+    if st.get("Name", "").startswith("fencecert"):
+        top = pid
+    pid = st.get("PPid", "0")
+procs = [p for p in os.listdir("/proc") if p.isdigit()]
+parent = {p: status(p).get("PPid") for p in procs}
+def in_run(p, with_parent=False):
+    if with_parent and top is not None and p == parent.get(top):
+        return True
+    while p and p not in ("0", "1"):
+        if p == top:
+            return True
+        p = parent.get(p)
+    return False
+EOF
+}
