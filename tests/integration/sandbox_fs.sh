@@ -72,7 +72,14 @@ EOF
 	[ -n "$probes" ] || fail "the route never ran ($u, exit $sb_rc): $(cat "$d/stderr")"
 	cat $probes | sort -u >"$d/probes"
 	sed 's/^/  /' "$d/probes"
-	bad=$(grep -E '^(checkout|workdir|other) writable|^(schedule|writable|home|tmpdir|tmp) refused' "$d/probes" || true)
+	bad=$(grep -E '^(schedule|writable|home|tmpdir|tmp) refused' "$d/probes" || true)
+	# a write the route made to the checkout, the work dir or another
+	# schedule's dir must not be on the host: refused (EROFS), or, where
+	# the path lies under /tmp (a checkout CI cloned there), made in the
+	# attempt's own upper layer of /tmp and gone with it
+	for f in $(sed -n 's/^\(checkout\|workdir\|other\) writable //p' "$d/probes"); do
+		[ ! -e "$f" ] || bad="$bad the route wrote $f on the host"
+	done
 	grep -q '^other ' "$d/probes" || bad="$bad no other schedule dir was tried"
 	grep -qx 'capeff 0000000000000000' "$d/probes" || bad="$bad $(grep capeff "$d/probes")"
 	n=$(sed -n 's/^procs //p' "$d/probes" | sort -n | tail -n 1)
