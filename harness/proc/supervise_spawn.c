@@ -441,6 +441,74 @@ static char **env_join(char *const *env, const char *const *extra)
 	return v;
 }
 
+/* What an attempt's level adds to the environment: the strings, and the
+ * request's entries followed by them (lv.joined, the caller frees it). */
+struct level_env {
+	char writable_var[SANDBOX_WRITABLE_MAX * 256];
+	char tmp_var[4200], home_var[4200];
+	const char *extra[4];
+	char **joined;
+};
+
+/*
+ * An attempt (req->writable) at its level: sandboxed (CHILD_CONTAIN_SANDBOX
+ * or _FS: cp->sb, TMPDIR=/tmp, HOME and FENCECERT_WRITABLE), or, as root
+ * without a sandbox, the `uid` level (ids switched to
+ * supervisor_fallback_uid(), the attempt's dir given to it with a private
+ * TMPDIR and HOME there).  0, or an error with err set.
+ */
+static int attempt_level(const struct sv_spawn *req, int how, bool server,
+			 struct child_plan *cp, struct level_env *lv,
+			 char *err, size_t errlen)
+{
+	if (how == CHILD_CONTAIN_SANDBOX || how == CHILD_CONTAIN_FS) {
+		const char *bad = NULL;
+		int rc = sandbox_env(req, &cp->sb, how == CHILD_CONTAIN_SANDBOX,
+				     lv->writable_var, sizeof(lv->writable_var),
+				     lv->extra, &bad);
+
+		if (rc == FC_IO) {
+			snprintf(err, errlen, "cannot run '%s': its writable "
+				 "directory '%s' is missing or not a directory",
+				 req->argv[0], bad);
+			return FC_USAGE;
+		}
+		if (rc) {
+			snprintf(err, errlen, "cannot run '%s': more than %d "
+				 "writable directories, or one with a ':' in "
+				 "its name", req->argv[0], SANDBOX_WRITABLE_MAX);
+			return FC_USAGE;
+		}
+		cp->cs.sandbox = &cp->sb;
+	} else if (geteuid() == 0) {
+		/* no sandbox: a uid of its own (its worker's) keeps the
+		 * route off root's files and processes */
+		cp->cs.switch_ids = true;
+		cp->cs.run_uid = supervisor_fallback_uid();
+		cp->cs.run_gid = (gid_t)cp->cs.run_uid;
+		if (server) /* its attempts' dirs are given to them */
+			return 0;
+		if (give_dir(req->writable[0], cp->cs.run_uid, lv->tmp_var,
+			     lv->home_var, sizeof(lv->tmp_var))) {
+			snprintf(err, errlen, "cannot run '%s': cannot give "
+				 "'%s' to uid %u: %s", req->argv[0],
+				 req->writable[0], (unsigned)cp->cs.run_uid,
+				 strerror(errno));
+			return FC_IO;
+		}
+		lv->extra[0] = lv->tmp_var;
+		lv->extra[1] = lv->home_var;
+		lv->extra[2] = NULL;
+	} else {
+		return 0;
+	}
+	if (!(lv->joined = env_join(req->env, lv->extra))) {
+		snprintf(err, errlen, "out of memory");
+		return FC_NOMEM;
+	}
+	return 0;
+}
+
 /* The report pipe: close-on-exec and above fd 3; our end non-blocking. */
 static int report_pipe(int *fds, char *err, size_t errlen)
 {
@@ -467,9 +535,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	/* (in: sv->null_fd), out, err, fp parent, fp child, report read,
 	 * report write, seccomp parent, seccomp child */
 	int fds[9] = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
-	char fpvar[48], writable_var[SANDBOX_WRITABLE_MAX * 256];
-	char tmp_var[4200], home_var[4200];
-	char **joined = NULL;
+	char fpvar[48];
+	struct level_env lv = { 0 };
 	struct child_plan cp = { 0 };
 	sigset_t old;
 	void *bpf = NULL;
@@ -561,60 +628,14 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		},
 		.argv = req->argv,
 	};
-	if (how == CHILD_CONTAIN_SANDBOX || how == CHILD_CONTAIN_FS) {
-		const char *extra[4];
-
-		const char *bad = NULL;
-		int src = sandbox_env(req, &cp.sb, how == CHILD_CONTAIN_SANDBOX,
-				      writable_var, sizeof(writable_var), extra,
-				      &bad);
-
-		if (src == FC_IO) {
-			snprintf(err, errlen, "cannot run '%s': its writable "
-				 "directory '%s' is missing or not a directory",
-				 req->argv[0], bad);
-			attach_rc = FC_USAGE;
-			goto fail;
-		}
-		if (src) {
-			snprintf(err, errlen, "cannot run '%s': more than %d "
-				 "writable directories, or one with a ':' in "
-				 "its name", req->argv[0], SANDBOX_WRITABLE_MAX);
-			attach_rc = FC_USAGE;
-			goto fail;
-		}
-		cp.cs.sandbox = &cp.sb;
-		if (!(joined = env_join(req->env, extra))) {
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
-	}
-	if (req->writable && geteuid() == 0 &&
-	    how != CHILD_CONTAIN_SANDBOX && how != CHILD_CONTAIN_FS) {
-		/* the `uid` level: no sandbox, so a uid of its own (and of
-		 * its worker's: supervisor_fallback_uid()) keeps the route
-		 * off root's files and processes */
-		const char *extra[3] = { tmp_var, home_var, NULL };
-
-		cp.cs.switch_ids = true;
-		cp.cs.run_uid = supervisor_fallback_uid();
-		cp.cs.run_gid = (gid_t)cp.cs.run_uid;
-		if (!server && give_dir(req->writable[0], cp.cs.run_uid,
-					tmp_var, home_var, sizeof(tmp_var))) {
-			snprintf(err, errlen, "cannot run '%s': cannot give "
-				 "'%s' to uid %u: %s", req->argv[0],
-				 req->writable[0], (unsigned)cp.cs.run_uid,
-				 strerror(errno));
-			goto fail;
-		}
-		if (!server && !(joined = env_join(req->env, extra))) {
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
+	if (req->writable && (rc = attempt_level(req, how, server, &cp, &lv,
+						 err, errlen)) != 0) {
+		attach_rc = rc;
+		goto fail;
 	}
 	if (child_contain_flags(cp.cs.contain) & CLONE_NEWUSER)
 		child_setup_id_maps(&cp.cs);
-	cp.envp = child_env_build(joined ? joined : req->env, sv->pass_env,
+	cp.envp = child_env_build(lv.joined ? lv.joined : req->env, sv->pass_env,
 				  req->failpoints || server ? fpvar : NULL);
 	if (!via)
 		cp.stacks = malloc(2 * SV_CHILD_STACK_SIZE);
@@ -650,8 +671,8 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(cp.envp);
 	cp.envp = NULL;
-	free(joined);
-	joined = NULL;
+	free(lv.joined);
+	lv.joined = NULL;
 	free(bpf);
 	bpf = NULL;
 	if (child_errno || attach_rc) {
@@ -684,7 +705,7 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 fail:
 	close_fds(fds, 9);
 	free(cp.envp);
-	free(joined);
+	free(lv.joined);
 	free(cp.stacks); /* the child, if any, is reaped */
 	free(bpf);
 	inject_seccomp_session_free(p->sess);
