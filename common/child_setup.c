@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
@@ -200,14 +201,36 @@ static long write_id_maps(const char *uid_map, const char *gid_map)
 	return 0;
 }
 
-/* CHILD_CONTAIN_FS (no init): the process's own ids mapped, as an init
- * maps them (init_attach()). */
+/*
+ * CHILD_CONTAIN_FS (no init): the process's own ids mapped, as an init
+ * maps them (init_attach()).  With switch_ids (certify root), it was
+ * cloned into no namespace: it becomes run_uid first, then makes its user
+ * and mount namespaces as that uid, so that outside them it holds a uid
+ * that is not root's (a fork server in the host's PID namespace can
+ * signal no process of the harness's); cs->uid_map maps run_uid to
+ * itself.
+ */
 static void attach_maps(const struct child_setup *cs)
 {
 	long r;
 
-	if (cs->contain == CHILD_CONTAIN_FS &&
-	    (r = write_id_maps(cs->uid_map, cs->gid_map)) < 0) {
+	if (cs->contain != CHILD_CONTAIN_FS)
+		return;
+	if (cs->switch_ids &&
+	    (setgroups(0, NULL) < 0 || setresgid(cs->run_gid, cs->run_gid,
+						  cs->run_gid) < 0 ||
+	     setresuid(cs->run_uid, cs->run_uid, cs->run_uid) < 0 ||
+	     unshare(child_contain_flags(CHILD_CONTAIN_FS)) < 0))
+		fail(cs->report_fd);
+	/* run_uid may write its maps only while it owns its /proc files:
+	 * dumpable for those three writes (its memory is a copy of the
+	 * worker's, so not a moment longer), the exec sets it anew */
+	if (cs->switch_ids)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	r = write_id_maps(cs->uid_map, cs->gid_map);
+	if (cs->switch_ids)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (r < 0) {
 		errno = (int)-r;
 		fail(cs->report_fd);
 	}

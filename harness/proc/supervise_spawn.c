@@ -178,11 +178,13 @@ static int chown_one(const char *path, const struct stat *st, int flag,
 static int give_dir(const char *dir, uid_t uid, char *tmp, char *home,
 		    size_t len)
 {
-	snprintf(tmp, len, "TMPDIR=%s/.tmp", dir);
-	snprintf(home, len, "HOME=%s/.home", dir);
-	if ((mkdir(tmp + 7, 0700) < 0 && errno != EEXIST) ||
-	    (mkdir(home + 5, 0700) < 0 && errno != EEXIST))
-		return FC_IO;
+	if (tmp) { /* (sandboxed, its /tmp and HOME are its own already) */
+		snprintf(tmp, len, "TMPDIR=%s/.tmp", dir);
+		snprintf(home, len, "HOME=%s/.home", dir);
+		if ((mkdir(tmp + 7, 0700) < 0 && errno != EEXIST) ||
+		    (mkdir(home + 5, 0700) < 0 && errno != EEXIST))
+			return FC_IO;
+	}
 	chown_to = uid;
 	return nftw(dir, chown_one, 16, FTW_PHYS) == 0 ? 0 : FC_IO;
 }
@@ -243,7 +245,9 @@ static pid_t start_child(const struct child_plan *cp, sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, &all, old);
 	if (cp->cs.contain == CHILD_CONTAIN_FS) /* no init: a copy of us */
 		pid = clone(child_fs_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
-			    child_contain_flags(CHILD_CONTAIN_FS) | SIGCHLD,
+			    /* switch_ids: it unshares once it is run_uid */
+			    (cp->cs.switch_ids ? 0 :
+			     child_contain_flags(CHILD_CONTAIN_FS)) | SIGCHLD,
 			    (void *)cp);
 	else if (init && child_setup_can_share() && !cp->cs.filter)
 		pid = clone(init_shared_main, cp->stacks + 2 * SV_CHILD_STACK_SIZE,
@@ -480,6 +484,24 @@ static int attempt_level(const struct sv_spawn *req, int how, bool server,
 			return FC_USAGE;
 		}
 		cp->cs.sandbox = &cp->sb;
+		/* a fork server of root's runs as its worker's uid (it stays
+		 * in the host's PID namespace: it must not be root there),
+		 * and so do the attempts it clones: theirs is the dir */
+		if (geteuid() == 0 && (how == CHILD_CONTAIN_FS ||
+				       req->fork_server)) {
+			cp->cs.switch_ids = how == CHILD_CONTAIN_FS;
+			cp->cs.run_uid = supervisor_fallback_uid();
+			cp->cs.run_gid = (gid_t)cp->cs.run_uid;
+			if (how == CHILD_CONTAIN_SANDBOX &&
+			    give_dir(req->writable[0], cp->cs.run_uid, NULL, NULL,
+				     0)) {
+				snprintf(err, errlen, "cannot run '%s': cannot "
+					 "give '%s' to uid %u: %s", req->argv[0],
+					 req->writable[0],
+					 (unsigned)cp->cs.run_uid, strerror(errno));
+				return FC_IO;
+			}
+		}
 	} else if (geteuid() == 0) {
 		/* no sandbox: a uid of its own (its worker's) keeps the
 		 * route off root's files and processes */
@@ -635,6 +657,12 @@ int sv__spawn(supervisor *sv, const struct sv_spawn *req,
 	}
 	if (child_contain_flags(cp.cs.contain) & CLONE_NEWUSER)
 		child_setup_id_maps(&cp.cs);
+	if (cp.cs.switch_ids && how == CHILD_CONTAIN_FS) { /* run_uid itself */
+		snprintf(cp.cs.uid_map, sizeof(cp.cs.uid_map), "%u %u 1\n",
+			 (unsigned)cp.cs.run_uid, (unsigned)cp.cs.run_uid);
+		snprintf(cp.cs.gid_map, sizeof(cp.cs.gid_map), "%u %u 1\n",
+			 (unsigned)cp.cs.run_gid, (unsigned)cp.cs.run_gid);
+	}
 	cp.envp = child_env_build(lv.joined ? lv.joined : req->env, sv->pass_env,
 				  req->failpoints || server ? fpvar : NULL);
 	if (!via)
