@@ -155,6 +155,28 @@ uid_t supervisor_fallback_uid(void)
 
 /* --- the `uid` level ------------------------------------------------------ */
 
+/* Whether a uid of no group of ours can reach dir: every directory above
+ * it searchable by others (the schedule dir itself is chowned to it). */
+static bool reachable_by_others(const char *dir)
+{
+	char buf[4096];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, dir, len + 1);
+	for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
+		struct stat st;
+
+		*slash = '\0';
+		if (stat(*buf ? buf : "/", &st) < 0 || !(st.st_mode & S_IXOTH))
+			return false;
+		if (slash == buf)
+			break;
+	}
+	return true;
+}
+
 static uid_t chown_to;
 
 static int chown_one(const char *path, const struct stat *st, int flag,
@@ -488,7 +510,8 @@ static int attempt_level(const struct sv_spawn *req, int how, bool server,
 		 * in the host's PID namespace: it must not be root there),
 		 * and so do the attempts it clones: theirs is the dir */
 		if (geteuid() == 0 && (how == CHILD_CONTAIN_FS ||
-				       req->fork_server)) {
+				       req->fork_server) &&
+		    reachable_by_others(req->writable[0])) {
 			cp->cs.switch_ids = how == CHILD_CONTAIN_FS;
 			cp->cs.run_uid = supervisor_fallback_uid();
 			cp->cs.run_gid = (gid_t)cp->cs.run_uid;
@@ -505,6 +528,13 @@ static int attempt_level(const struct sv_spawn *req, int how, bool server,
 	} else if (geteuid() == 0) {
 		/* no sandbox: a uid of its own (its worker's) keeps the
 		 * route off root's files and processes */
+		if (!reachable_by_others(req->writable[0])) {
+			snprintf(err, errlen, "cannot run '%s' as a uid of its "
+				 "own: a directory above '%s' is not searchable "
+				 "by others (give --work-dir a traversable "
+				 "parent)", req->argv[0], req->writable[0]);
+			return FC_USAGE;
+		}
 		cp->cs.switch_ids = true;
 		cp->cs.run_uid = supervisor_fallback_uid();
 		cp->cs.run_gid = (gid_t)cp->cs.run_uid;
