@@ -189,7 +189,8 @@ static long write_proc_self(const char *path, const char *text)
 	return r < 0 ? r : r == len ? 0 : -EIO;
 }
 
-/* The user namespace's ids mapped to themselves: 0 or -errno. */
+/* The user namespace's id maps written (setgroups denied first): 0 or
+ * -errno. */
 static long write_id_maps(const char *uid_map, const char *gid_map)
 {
 	long r;

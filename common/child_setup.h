@@ -19,6 +19,11 @@
  *                         on the report fd, then _exit(0): the kernel
  *                         has nothing left to kill in the namespace
  *
+ * Where no PID namespace can be made (CHILD_CONTAIN_REAPER) the init is
+ * the same program without one: a child subreaper, not pid 1, that kills
+ * its children until none are left (orphans come to it) instead of
+ * kill(-1), and reports the same records.
+ *
  * The route is in the init's process group, so the supervisor's SIGKILL,
  * SIGSTOP and SIGCONT to the group reach both; from inside, the route can
  * neither signal the init (the kernel ignores it for a namespace's init)
