@@ -270,7 +270,7 @@ static bool request_sandbox(struct hand *h, struct request *rq)
 {
 	static const char var[] = PROTO_ENV_WRITABLE "=";
 	const char *value = NULL;
-	size_t len, n = 0;
+	size_t len;
 	char *copy;
 
 	for (char **e = rq->env; *e && !value; e++)
@@ -283,14 +283,13 @@ static bool request_sandbox(struct hand *h, struct request *rq)
 		return false;
 	memcpy(copy, value, len + 1);
 	sandbox_init(&rq->sb, true);
-	for (char *w = copy; w; n++) {
+	for (char *w = copy; w;) {
 		char *colon = strchr(w, ':');
 
 		if (colon)
 			*colon = '\0';
-		if (n >= SANDBOX_WRITABLE_MAX || *w != '/')
+		if (*w != '/' || sandbox_add_writable(&rq->sb, w))
 			return false;
-		rq->sb.writable[n] = w;
 		w = colon ? colon + 1 : NULL;
 	}
 	return true;
